@@ -1,0 +1,44 @@
+"""leafkit: a small autograd engine on NumPy with PyTorch's API and PyTorch's leaf semantics.
+
+Write ``import leafkit as torch`` and PyTorch snippets about autograd run and
+print what PyTorch prints: ``is_leaf``, ``requires_grad``, ``grad_fn``
+names, gradients, errors and warnings.
+"""
+from __future__ import annotations
+
+from . import _dtype
+from ._device import device
+from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int32,  # noqa: A004
+                     int64, long, set_default_dtype)
+from ._tensor import Size, Tensor
+from ._creation import (arange, as_tensor, cat, concat, empty, empty_like, eye, from_numpy, full, full_like,
+                        is_tensor, linspace, matmul, numel, ones, ones_like, rand, randint, randn, randperm, stack,
+                        tensor, zeros, zeros_like)
+from ._random import Generator, initial_seed, manual_seed, seed
+from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from . import autograd
+from . import cuda
+from ._tensor_str import set_printoptions
+from ._functional import *  # noqa: F401,F403  (torch.exp, torch.sum, ...)
+from ._functional import __all__ as _functional_all
+
+__version__ = "0.1.0"
+
+__all__ = ["Tensor", "Size", "device", "dtype", "float16", "float32", "float64", "int32", "int64", "bool", "half",
+           "float", "double", "int", "long", "get_default_dtype", "set_default_dtype", "tensor", "as_tensor",
+           "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+           "arange", "linspace", "eye", "randn", "rand", "randint", "randperm", "manual_seed", "seed",
+           "initial_seed", "Generator", "cat", "concat", "stack", "matmul", "is_tensor", "numel", "no_grad",
+           "enable_grad", "set_grad_enabled", "is_grad_enabled", "autograd", "cuda", "set_printoptions",
+           *_functional_all]
+
+
+def __getattr__(name):
+    # subpackages that import heavier dependencies load on first use
+    import importlib
+
+    if name in ("nn", "optim", "viz", "widgets", "examples", "utils"):
+        return importlib.import_module(f".{name}", __name__)
+    if name in ("make_dot", "draw", "explain"):
+        return getattr(importlib.import_module(".viz", __name__), name)
+    raise AttributeError(f"module 'leafkit' has no attribute '{name}'")

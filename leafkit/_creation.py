@@ -1,0 +1,275 @@
+"""Tensor factories (``tensor``, ``zeros``, ``randn`` ...) and module-level functional forms.
+
+Every factory takes PyTorch's keywords ``dtype``, ``device`` and
+``requires_grad``.  ``requires_grad=True`` on an integer or bool dtype raises
+``RuntimeError("Only Tensors of floating point and complex dtype can require
+gradients")``.  An unknown keyword raises ``TypeError``; nothing is silently
+ignored.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from . import _device
+from . import _dtype
+from ._random import _rng
+from ._tensor import Tensor, _parse_size, matmul  # noqa: F401  (matmul re-exported)
+from ._functions import shape as _S
+
+
+def _finish(arr, dtype, device, requires_grad):
+    dev = _device.canonical(device)
+    _device.check_available(dev)
+    if dtype is not None:
+        if not isinstance(dtype, _dtype.dtype):
+            raise TypeError(f"dtype must be a leafkit dtype such as torch.float32, got {dtype!r}")
+        if arr.dtype != dtype.np:
+            arr = arr.astype(dtype.np)
+    if requires_grad and arr.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    if dev.type == "cuda":
+        arr = _device.to_device_array(arr, _device.CPU, dev)
+    t = Tensor._make(arr, dev)
+    t._requires_grad = bool(requires_grad)
+    return t
+
+
+def _infer(data):
+    """NumPy array for ``data`` with PyTorch's dtype inference (Python floats -> default dtype)."""
+    if isinstance(data, Tensor):
+        return _device.to_host(data._data).copy(), True
+    if isinstance(data, np.ndarray):
+        return np.array(data, copy=True), True
+    if isinstance(data, np.generic):
+        return np.asarray(data), True
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if isinstance(data, (list, tuple)):
+        flat = _flatten_check(data)
+        if any(isinstance(x, Tensor) for x in flat):
+            data = _tensors_to_values(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError as e:
+        raise ValueError(f"expected sequence of equal lengths ({e})") from None
+    if arr.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if arr.dtype.kind == "f":
+        arr = arr.astype(_dtype.get_default_dtype().np)
+    elif arr.dtype.kind in "iu":
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind not in "b":
+        raise TypeError(f"Could not infer dtype of {arr.dtype}")
+    return arr, False
+
+
+def _flatten_check(data):
+    out, stack = [], [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        else:
+            out.append(x)
+    return out
+
+
+def _tensors_to_values(data):
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_values(x) for x in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Make a leaf tensor from data (nested lists, numbers, NumPy arrays), copying it.
+
+    Parameters
+    ----------
+    data : number, sequence, ndarray or Tensor
+        Python floats give ``float32`` (the default dtype), ints ``int64``,
+        bools ``bool``; a NumPy array keeps its dtype.
+    dtype : leafkit.dtype, optional
+    device : str or leafkit.device, optional
+        ``"cpu"`` (default) or ``"cuda"``.
+    requires_grad : bool
+        Make the new leaf require grad.
+
+    Raises
+    ------
+    RuntimeError
+        ``requires_grad=True`` on a non-floating dtype ("Only Tensors of
+        floating point and complex dtype can require gradients").
+    TypeError
+        Data of a type that has no dtype (strings, objects).
+
+    Notes
+    -----
+    Passing a Tensor warns, as PyTorch does, that ``t.clone().detach()`` is
+    the recommended copy.
+    """
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
+                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    arr, _ = _infer(data)
+    return _finish(arr, dtype, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype) if (dtype or device) else data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A cpu tensor sharing memory with ``arr`` (changes show on both sides)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    return Tensor._make(arr if arr.ndim else arr.reshape(()), _device.CPU)
+
+
+def _factory_dtype(dtype):
+    return dtype if dtype is not None else _dtype.get_default_dtype()
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros of shape ``size`` (default dtype float32)."""
+    return _finish(np.zeros(_parse_size(size), _factory_dtype(dtype).np), None, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones of shape ``size`` (default dtype float32)."""
+    return _finish(np.ones(_parse_size(size), _factory_dtype(dtype).np), None, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """Like ``zeros`` (leafkit always initialises memory)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value, as in PyTorch."""
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = _dtype.bool
+        elif isinstance(fill_value, int):
+            dtype = _dtype.int64
+        else:
+            dtype = _dtype.get_default_dtype()
+    return _finish(np.full(_parse_size((size,)), fill_value, dtype.np), None, device, requires_grad)
+
+
+def _like(t, dtype, device):
+    return (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
+
+
+def zeros_like(t, *, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(t, dtype, device)
+    return zeros(t.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(t, *, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(t, dtype, device)
+    return ones(t.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(t, dtype, device)
+    return full(t.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def empty_like(t, *, dtype=None, device=None, requires_grad=False):
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; ints give int64, any float the default dtype."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = _dtype.int64 if ints else _dtype.get_default_dtype()
+    n = math.ceil((end - start) / step)
+    arr = (start + np.arange(n, dtype=np.float64) * step) if dtype.is_floating_point else \
+        np.arange(start, end, step, dtype=np.int64)
+    return _finish(arr.astype(dtype.np), None, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    arr = np.linspace(start, end, steps).astype(_factory_dtype(dtype).np)
+    return _finish(arr, None, device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    return _finish(np.eye(n, m, dtype=_factory_dtype(dtype).np), None, device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard-normal samples of shape ``size`` from the seeded generator (see :func:`manual_seed`)."""
+    dt = _factory_dtype(dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{_dtype_word(dt)}'")
+    arr = _rng(generator).standard_normal(size=_parse_size(size)).astype(dt.np)
+    return _finish(arr, None, device, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) of shape ``size``."""
+    dt = _factory_dtype(dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{_dtype_word(dt)}'")
+    arr = _rng(generator).random(size=_parse_size(size)).astype(dt.np)
+    return _finish(arr, None, device, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    arr = _rng(generator).integers(low, high, size=_parse_size((size,)))
+    return _finish(arr.astype((dtype or _dtype.int64).np), None, device, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of ``0 .. n-1`` (int64)."""
+    arr = _rng(generator).permutation(int(n))
+    return _finish(arr.astype((dtype or _dtype.int64).np), None, device, requires_grad)
+
+
+def _dtype_word(d):
+    return {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(d.name, d.name)
+
+
+# -- functional forms ------------------------------------------------------------------------------
+def cat(tensors, dim=0):
+    """Concatenate along ``dim`` (``CatBackward0``)."""
+    tensors = list(tensors)
+    return _S.CatBackward0.apply(dim, *tensors)
+
+
+concat = cat
+
+
+def stack(tensors, dim=0):
+    """Stack along a new ``dim`` (``StackBackward0``)."""
+    return _S.StackBackward0.apply(dim, *list(tensors))
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t) -> int:
+    return t.numel()

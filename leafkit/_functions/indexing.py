@@ -1,0 +1,65 @@
+"""Indexing: ``select`` (an int), ``slice`` (a slice), ``index`` (index arrays / masks)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Op
+
+
+class SelectBackward0(Op):
+    """``a[..., i, ...]`` along one dim: a view."""
+
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        size = a.shape[dim]
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+        ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (index,)
+        return a[ctx.key]
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros(ctx.shape, dtype=g.dtype)
+        out[ctx.key] = g
+        return out, None, None
+
+
+class SliceBackward0(Op):
+    """``a[..., start:stop:step, ...]`` along one dim: a view."""
+
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim, sl):
+        if sl.step is not None and sl.step <= 0:
+            raise ValueError("step must be greater than zero")
+        ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (sl,)
+        return a[ctx.key]
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros(ctx.shape, dtype=g.dtype)
+        out[ctx.key] = g
+        return out, None, None
+
+
+class IndexBackward0(Op):
+    """Advanced indexing (integer arrays, boolean masks): a copy; repeated indices add up in backward."""
+
+    _saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, a, key):
+        ctx.shape, ctx.key = a.shape, key
+        try:
+            return np.asarray(a[key])
+        except IndexError as e:
+            raise IndexError(str(e).replace("axis", "dimension")) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros(ctx.shape, dtype=g.dtype)
+        np.add.at(out, ctx.key, g)
+        return out, None

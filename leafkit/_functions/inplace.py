@@ -1,0 +1,131 @@
+"""In-place operations: ``add_``, ``sub_``, ``mul_``, ``div_``, ``clamp_``, ``zero_``, ``fill_``, ``copy_``.
+
+Rules, as in PyTorch:
+
+* a leaf that requires grad may not be changed in place while grad mode is
+  on ("a leaf Variable that requires grad is being used in an in-place
+  operation."); under ``no_grad`` it may (that is how optimizers step);
+* every in-place change bumps the storage's version counter, so a tensor
+  saved for backward and changed since is caught at backward time;
+* when the change is recorded, the tensor's history is rebased: its
+  ``grad_fn`` becomes the node of the in-place op (``AddBackward0`` for
+  ``add_``, ``ZeroBackward0``, ``FillBackward0``, ``CopyBackwards``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import _NoGraphCtx
+from ..autograd.grad_mode import _state
+from ._base import Op
+from . import arithmetic as _A
+from . import unary as _U
+
+_SAVES_SELF = (_A.MulBackward0, _A.DivBackward0, _U.ClampBackward1)
+_NAMES = {"f": {2: "Half", 4: "Float", 8: "Double"}, "i": {4: "Int", 8: "Long"}, "b": {1: "Bool"}, "u": {1: "Byte"}}
+
+
+def _dtype_word(d) -> str:
+    return _NAMES.get(d.kind, {}).get(d.itemsize, str(d))
+
+
+class ZeroBackward0(Op):
+    @staticmethod
+    def forward(ctx, a):
+        return np.zeros_like(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.zeros_like(g)
+
+
+class FillBackward0(Op):
+    """Fill with a number (``fill_``) or with given values (``uniform_``/``normal_``)."""
+
+    @staticmethod
+    def forward(ctx, a, value):
+        out = np.empty_like(a)
+        out[...] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.zeros_like(g), None
+
+
+class CopyBackwards(Op):
+    """``self.copy_(src)``: ``src`` broadcast and cast into ``self``'s storage."""
+
+    @staticmethod
+    def forward(ctx, a, src):
+        if src.shape != a.shape:
+            try:
+                src = np.broadcast_to(src, a.shape)
+            except ValueError:
+                raise RuntimeError(f"The size of tensor a ({a.shape[-1] if a.ndim else 1}) must match the size of "
+                                   f"tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
+                                   f"{max(a.ndim - 1, 0)}") from None
+        return src.astype(a.dtype, copy=True)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.zeros_like(g), g
+
+
+def _write(t, res) -> None:
+    d = t._data
+    if res.shape != d.shape:
+        raise RuntimeError(f"output with shape [{', '.join(map(str, d.shape))}] doesn't match the broadcast shape "
+                           f"[{', '.join(map(str, res.shape))}]")
+    if res.dtype != d.dtype and not np.can_cast(res.dtype, d.dtype, "same_kind"):
+        raise RuntimeError(f"result type {_dtype_word(res.dtype)} can't be cast to the desired output type "
+                           f"{_dtype_word(d.dtype)}")
+    try:
+        d[...] = res
+    except ValueError:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the "
+                           "operation.") from None
+
+
+def inplace(t, op_cls, *args):
+    """Apply ``op_cls`` to ``t`` and ``args`` and write the result into ``t``'s storage.
+
+    Raises
+    ------
+    RuntimeError
+        PyTorch's leaf in-place error; "Expected all tensors to be on the
+        same device"; "can't be cast to the desired output type" when the
+        result dtype does not fit; "doesn't match the broadcast shape".
+    """
+    from .._tensor import LEAF_INPLACE_MESSAGE, Tensor
+
+    if any(a is None for a in args[:1]) and op_cls in (_A.AddBackward0, _A.SubBackward0, _A.MulBackward0,
+                                                         _A.DivBackward0):
+        raise TypeError(f"{op_cls.__name__[:3].lower()}_(): argument 'other' must be Tensor or Number")
+    grad_on = _state.enabled
+    if grad_on and t._requires_grad and t._grad_fn is None:
+        raise RuntimeError(LEAF_INPLACE_MESSAGE)
+    for a in args:
+        if isinstance(a, Tensor) and a._device is not t._device:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{t._device} and {a._device}!")
+    record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
+    if record:
+        if t._base is not None:
+            raise RuntimeError("leafkit does not record in-place operations on views of tensors that require grad "
+                               "(PyTorch rebases the base with CopySlices); use an out-of-place operation instead")
+        old = Tensor._make(t._data.copy() if op_cls in _SAVES_SELF else t._data, t._device, t._grad_fn,
+                           t._output_nr)
+        old._requires_grad = t._requires_grad
+        res = op_cls.apply(old, *args)
+        _write(t, res._data)
+        t._grad_fn = res._grad_fn
+        t._output_nr = 0
+        t._requires_grad = True
+    else:
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        out = op_cls.forward(_NoGraphCtx(), t._data, *arrays)
+        _write(t, out[0] if isinstance(out, tuple) else out)
+    t._version_counter[0] += 1
+    return t

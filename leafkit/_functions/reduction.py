@@ -1,0 +1,210 @@
+"""Reductions: sum, mean, max/min (whole tensor or along a dim), softmax, log_softmax."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Op
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = []
+    for d in dims:
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                             f"{max(ndim, 1) - 1}], but got {d})")
+        out.append(d % max(ndim, 1))
+    return tuple(out) if ndim else None
+
+
+def _expand_back(g, shape, dims, keepdim):
+    """Broadcast a reduced gradient back over ``shape``."""
+    if dims is not None and not keepdim:
+        for d in sorted(dims):
+            g = np.expand_dims(g, d)
+    return np.broadcast_to(g, shape)
+
+
+class SumBackward0(Op):
+    """Sum of all elements."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.shape = a.shape
+        dt = np.int64 if a.dtype.kind in "biu" else None
+        return np.asarray(a.sum(dtype=dt))
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.broadcast_to(g, ctx.shape)
+
+
+class SumBackward1(Op):
+    """Sum along ``dim`` (``keepdim`` keeps it with size 1)."""
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        dims = _dims(dim, a.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        dt = np.int64 if a.dtype.kind in "biu" else None
+        return np.asarray(a.sum(axis=dims, keepdims=keepdim, dtype=dt))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+
+def _need_float(a, name):
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_pretty(a.dtype)}")
+
+
+def _pretty(d):
+    return {"i": "Long", "b": "Bool", "u": "Byte"}.get(d.kind, str(d))
+
+
+class MeanBackward0(Op):
+    """Mean of all elements (floating tensors only, as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        _need_float(a, "mean")
+        ctx.shape = a.shape
+        return np.asarray(a.mean(dtype=a.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        n = max(int(np.prod(ctx.shape)), 1)
+        return np.broadcast_to(g / n, ctx.shape)
+
+
+class MeanBackward1(Op):
+    """Mean along ``dim``."""
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        _need_float(a, "mean")
+        dims = _dims(dim, a.ndim)
+        ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        return np.asarray(a.mean(axis=dims, keepdims=keepdim, dtype=a.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        n = int(np.prod([ctx.shape[d] for d in ctx.dims])) if ctx.dims else max(int(np.prod(ctx.shape)), 1)
+        return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+
+class _ExtremumAll(Op):
+    """max()/min() of all elements: the gradient is shared evenly among ties, as in PyTorch."""
+
+    _fn = None
+    _saved_names = ("self", "result")
+
+    @classmethod
+    def forward(cls, ctx, a):
+        if a.size == 0:
+            raise RuntimeError(f"{cls._fn.__name__}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        out = np.asarray(cls._fn(a))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        mask = a == out
+        return g * mask / mask.sum()
+
+
+class MaxBackward1(_ExtremumAll):
+    _fn = staticmethod(np.max)
+
+
+class MinBackward1(_ExtremumAll):
+    _fn = staticmethod(np.min)
+
+
+class _ExtremumDim(Op):
+    """max(dim)/min(dim): values and indices; the gradient goes to the chosen index."""
+
+    _arg = None
+    _fn = None
+    _saved_names = ("indices",)
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim=False):
+        (d,) = _dims(dim, a.ndim) or (0,)
+        idx = np.asarray(cls._arg(a, axis=d, keepdims=True)) if a.ndim else np.asarray(0)
+        vals = np.take_along_axis(a, idx, axis=d) if a.ndim else a.copy()
+        if not keepdim and a.ndim:
+            idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, d, keepdim
+        ctx.save_for_backward(idx)
+        idx = idx.astype(np.int64)
+        ctx.mark_non_differentiable(idx)
+        return np.asarray(vals), idx
+
+    @staticmethod
+    def backward(ctx, g, g_idx):
+        (idx,) = ctx.saved_tensors
+        if not ctx.shape:
+            return g, None, None
+        d = ctx.dim
+        if not ctx.keepdim:
+            g, idx = np.expand_dims(g, d), np.expand_dims(idx, d)
+        out = np.zeros(ctx.shape, dtype=g.dtype)
+        np.put_along_axis(out, idx, g, axis=d)
+        return out, None, None
+
+
+class MaxBackward0(_ExtremumDim):
+    _arg = staticmethod(np.argmax)
+
+
+class MinBackward0(_ExtremumDim):
+    _arg = staticmethod(np.argmin)
+
+
+class SoftmaxBackward0(Op):
+    """``softmax(a, dim)``, computed stably (the max is subtracted first)."""
+
+    _saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        (d,) = _dims(dim, a.ndim) or (None,)
+        z = a - a.max(axis=d, keepdims=True)
+        e = np.exp(z)
+        out = e / e.sum(axis=d, keepdims=True)
+        ctx.save_for_backward(out)
+        ctx.dim = d
+        return np.asarray(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return out * (g - (g * out).sum(axis=ctx.dim, keepdims=True)), None
+
+
+class LogSoftmaxBackward0(Op):
+    """``log_softmax(a, dim)`` = ``a - logsumexp(a)``, stable for logits of 1e4 and beyond."""
+
+    _saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        (d,) = _dims(dim, a.ndim) or (None,)
+        m = a.max(axis=d, keepdims=True)
+        z = a - m
+        out = z - np.log(np.exp(z).sum(axis=d, keepdims=True))
+        ctx.save_for_backward(out)
+        ctx.dim = d
+        return np.asarray(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g - np.exp(out) * g.sum(axis=ctx.dim, keepdims=True), None

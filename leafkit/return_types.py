@@ -1,0 +1,19 @@
+"""Named tuples returned by ``max(dim)`` / ``min(dim)``: ``values`` and ``indices``, as ``torch.return_types``."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+_max = namedtuple("max", ["values", "indices"])
+_min = namedtuple("min", ["values", "indices"])
+for _t in (_max, _min):
+    _t.__module__ = "torch.return_types"
+    _t.__repr__ = lambda self: (f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\n"
+                                f"indices={self.indices!r})")
+
+
+def max(pair):  # noqa: A001 - PyTorch's name
+    return _max(*pair)
+
+
+def min(pair):  # noqa: A001 - PyTorch's name
+    return _min(*pair)
