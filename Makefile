@@ -1,0 +1,116 @@
+# leafkit — developer entry points.
+#
+#   make lab          create .venv if needed, install '.[lab]', open JupyterLab on the first lesson
+#   make test         install '.[test,parity,lab]' and run the WHOLE suite in one pytest run:
+#                     unit + parity + browser (JupyterLab in headless Chromium) + binder
+#                     checks + nbval on every lessons/*.ipynb
+#   make test-fast    unit tests only (no browser, no parity, no nbval, no slow tests)
+#   make system-deps  apt-get install graphviz + chromium (+ fonts, python3-venv); needs root
+#   make binder-pins  rewrite the exact pins in binder/requirements.txt from .venv
+#
+# Works on a fresh Debian machine with Python 3.11; `make test` installs missing
+# system packages itself when run as root with apt-get (set NO_SYSTEM_DEPS=1 to
+# forbid that).  Extra pytest arguments: make test PYTEST_ARGS='-x -k smoke'.
+
+SHELL        := /bin/bash
+.SHELLFLAGS  := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON       ?= python3
+VENV         ?= .venv
+VPY          := $(VENV)/bin/python
+PIP          := $(VPY) -m pip
+PIP_FLAGS    ?=
+PYTEST_ARGS  ?=
+APT_PACKAGES ?= graphviz chromium fonts-dejavu-core
+
+# Notebook validation (nbval) is added only when lessons exist.
+LESSONS      := $(wildcard lessons/*.ipynb)
+SANITIZE     := $(wildcard lessons/sanitize.cfg)
+NBVAL_ARGS   := $(if $(LESSONS),--nbval --nbval-current-env $(if $(SANITIZE),--nbval-sanitize-with $(SANITIZE)) lessons)
+
+# jupyter-server refuses to start as root unless told so.
+ROOT_FLAG    := $(if $(filter 0,$(shell id -u)),--allow-root)
+START_NB     := $(wildcard lessons/00_start_here.ipynb)
+
+# Install stamps: redone when pyproject.toml changes.
+DEPS_LAB     := $(VENV)/.deps-lab
+DEPS_FAST    := $(VENV)/.deps-fast
+DEPS_TEST    := $(VENV)/.deps-test
+
+.PHONY: help lab test test-fast test-browser venv system-deps check-system-deps binder-pins clean-venv
+
+help:
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+
+# ---------------------------------------------------------------- venv ----
+$(VPY):
+	@$(PYTHON) -c 'import sys, ensurepip; assert sys.version_info >= (3, 10)' 2>/dev/null || { \
+	  echo "error: '$(PYTHON) -m venv' is not usable (need Python >= 3.10 with ensurepip)."; \
+	  echo "       On Debian/Ubuntu: apt-get install -y python3 python3-venv"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+venv: $(VPY)
+
+$(DEPS_LAB): pyproject.toml | $(VPY)
+	$(PIP) install $(PIP_FLAGS) -e '.[lab]'
+	@touch $@
+
+$(DEPS_FAST): pyproject.toml | $(VPY)
+	$(PIP) install $(PIP_FLAGS) -e '.[test]'
+	@touch $@
+
+# torch==2.13.0 (the parity extra) is pinned in pyproject.toml on purpose.
+$(DEPS_TEST): pyproject.toml | $(VPY)
+	$(PIP) install $(PIP_FLAGS) -e '.[test,parity,lab]'
+	@touch $@ $(DEPS_LAB) $(DEPS_FAST)
+
+clean-venv:
+	rm -rf $(VENV)
+
+# --------------------------------------------------------- system deps ----
+system-deps:
+	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	  echo "error: system-deps needs root and apt-get. Run: sudo apt-get install -y $(APT_PACKAGES) python3-venv"; exit 1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(APT_PACKAGES) \
+	  $$($(PYTHON) -c 'import ensurepip' 2>/dev/null || echo python3-venv)
+
+# dot is needed by lessons and viz tests; chromium by the browser tests
+# (skipped without it, except under CI=true where it is an error).
+check-system-deps:
+	@missing=""; \
+	command -v dot >/dev/null || missing="$$missing graphviz"; \
+	{ [ -x "$${LEAFKIT_CHROMIUM:-/usr/bin/chromium}" ] || command -v chromium >/dev/null; } || missing="$$missing chromium"; \
+	if [ -n "$$missing" ] && [ -z "$${NO_SYSTEM_DEPS:-}" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo ">> missing system packages:$$missing -- installing them with apt-get (NO_SYSTEM_DEPS=1 to skip)"; \
+	  $(MAKE) --no-print-directory system-deps; missing=""; \
+	fi; \
+	for m in $$missing; do \
+	  case "$$m" in \
+	    graphviz) echo "error: graphviz 'dot' not found. Install it: apt-get install -y graphviz"; fail=1;; \
+	    chromium) if [ "$${CI:-}" = true ]; then echo "error: chromium not found (CI=true). Install it: apt-get install -y chromium"; fail=1; \
+	              else echo "warning: chromium not found; browser tests will be skipped. Install it: apt-get install -y chromium"; fi;; \
+	  esac; \
+	done; \
+	[ -z "$${fail:-}" ]
+
+# ---------------------------------------------------------------- run -----
+lab: $(DEPS_LAB)
+	@command -v dot >/dev/null || echo "warning: graphviz 'dot' not found; graph drawings will not render (apt-get install -y graphviz)"
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(START_NB)
+
+# One pytest run: tests/ (unit, parity, browser, binder) + nbval over lessons/.
+test: $(DEPS_TEST) check-system-deps
+	@mkdir -p artifacts
+	$(VPY) -m pytest tests $(NBVAL_ARGS) --junitxml=artifacts/junit.xml --durations=15 $(PYTEST_ARGS)
+
+test-fast: $(DEPS_FAST)
+	$(VPY) -m pytest tests -m "not browser and not slow and not parity" \
+	  --ignore=tests/browser --ignore=tests/test_binder_config.py $(PYTEST_ARGS)
+
+test-browser: $(DEPS_TEST) check-system-deps
+	$(VPY) -m pytest tests/browser $(PYTEST_ARGS)
+
+binder-pins: $(DEPS_TEST)
+	$(VPY) scripts/binder_pins.py --write
