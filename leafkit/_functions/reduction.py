@@ -15,6 +15,8 @@ def _dims(dim, ndim):
         if not -max(ndim, 1) <= d < max(ndim, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
                              f"{max(ndim, 1) - 1}], but got {d})")
+        if d % max(ndim, 1) in out:
+            raise RuntimeError(f"dim {d % max(ndim, 1)} appears multiple times in the list of dims")
         out.append(d % max(ndim, 1))
     return tuple(out) if ndim else None
 

@@ -232,7 +232,7 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
             continue
         nf = node.next_functions
         if grads is not None and any(g is not None for g in grads):
-            if None in grads:
+            if any(g is None for g in grads):
                 meta = node._out_meta
                 xp = _xp(grads)
                 grads = [g if g is not None else xp.zeros(meta[i][0], meta[i][1]) for i, g in enumerate(grads)]
@@ -297,7 +297,7 @@ def _call_node_hook(fn, args, dev):
 
 def _xp(grads):
     for g in grads:
-        if g is not None and not isinstance(g, np.ndarray):
+        if g is not None and hasattr(g, "__cuda_array_interface__"):
             import cupy
 
             return cupy

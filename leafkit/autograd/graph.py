@@ -105,8 +105,9 @@ class Node:
     Notes
     -----
     ``_released`` is leafkit's own flag (PyTorch has none): True once backward
-    without ``retain_graph`` has freed this node's saved tensors.  The
-    drawings grey such nodes out.
+    ran through this node without ``retain_graph``, freeing its saved tensors
+    (if it had any; a node without saved tensors can run again, as in
+    PyTorch).  The drawings grey such nodes out.
     """
 
     _saved_names: tuple = ()
@@ -115,6 +116,7 @@ class Node:
     _pre_hooks = None
     _post_hooks = None
     _released = False
+    _had_saved = False
     _saved = None
 
     def __init__(self):
@@ -148,7 +150,7 @@ class Node:
             "backward through the graph a second time" once freed;
             "modified by an inplace operation" when a saved tensor changed.
         """
-        if self._released:
+        if self._released and self._had_saved:
             raise RuntimeError(RELEASED_MESSAGE)
         saved = self._saved
         if not saved:
@@ -156,14 +158,16 @@ class Node:
         return tuple(s.unpack() if s is not None else None for s in saved)
 
     def _release(self) -> None:
+        """Free the saved tensors (backward ran without ``retain_graph``)."""
         if self._saved is not None:
+            self._had_saved = True
             self._saved = None
-            self._released = True
+        self._released = True
 
     def __getattr__(self, item):
         # PyTorch exposes saved values as ``_saved_<name>`` attributes.
         if item.startswith("_saved_") and item[7:] in type(self)._saved_names:
-            if self._released:
+            if self._released and self._had_saved:
                 raise RuntimeError(RELEASED_MESSAGE)
             from .._tensor import Tensor
             idx = type(self)._saved_names.index(item[7:])

@@ -1,0 +1,160 @@
+"""Losses: ``nll_loss`` (NllLossBackward0) and ``mse_loss`` (MseLossBackward0).
+
+``cross_entropy`` is not an operation of its own, in leafkit as in PyTorch:
+it is ``nll_loss(log_softmax(input, 1), target)``, so its graph is
+``NllLossBackward0`` over ``LogSoftmaxBackward0``.
+
+Forward and backward work on NumPy/CuPy arrays, like every other op module.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Op, array_module
+
+_REDUCTIONS = ("none", "mean", "sum")
+_TARGET_WORD = {"f": "Float", "b": "Bool", "c": "ComplexFloat"}
+_INT_WORD = {1: "Char", 2: "Short", 4: "Int", 8: "Long"}
+
+
+def check_reduction(reduction) -> None:
+    """Raise PyTorch's ValueError for an unknown ``reduction``."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _dtype_word(d) -> str:
+    if d.kind == "i":
+        return _INT_WORD.get(d.itemsize, str(d))
+    if d.kind == "f":
+        return {2: "Half", 4: "Float", 8: "Double"}.get(d.itemsize, str(d))
+    return _TARGET_WORD.get(d.kind, str(d))
+
+
+class NllLossBackward0(Op):
+    """Negative log-likelihood of integer class targets.
+
+    ``input`` holds log-probabilities, shape ``(N, C)`` (or ``(C,)`` for one
+    sample); ``target`` holds class indices, shape ``(N,)`` (or ``()``),
+    dtype int64 or uint8.  With ``reduction="mean"`` the loss is
+    ``-sum_n w[t_n] * input[n, t_n] / sum_n w[t_n]`` over the samples whose
+    target is not ``ignore_index`` (NaN when every sample is ignored, as in
+    PyTorch).  Only ``input`` gets a gradient, so the node has one input.
+    """
+
+    _n_slots = 1
+    _saved_names = ("self", "target", "weight", "total_weight")
+
+    @staticmethod
+    def forward(ctx, x, target, weight, reduction, ignore_index):
+        check_reduction(reduction)
+        if target.dtype.kind not in "iu" or (target.dtype.kind == "u" and target.dtype.itemsize != 1):
+            raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype_word(target.dtype)}")
+        if x.ndim not in (1, 2):
+            raise NotImplementedError(f"leafkit's nll_loss takes input of shape (N, C) or (C,); got {x.ndim}-D input "
+                                      f"of shape {list(x.shape)} (PyTorch also takes (N, C, d1, ...))")
+        xp = array_module(x)
+        unbatched = x.ndim == 1
+        if unbatched:
+            if target.size != 1 or target.ndim > 1:
+                raise ValueError(f"Expected input batch_size (1) to match target batch_size ({target.size}).")
+            x2, t = x.reshape(1, -1), target.reshape(1)
+        else:
+            if target.ndim != 1 or target.shape[0] != x.shape[0]:
+                n_t = target.shape[0] if target.ndim else 1
+                raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({n_t}).")
+            x2, t = x, target
+        n_classes = x2.shape[1]
+        t = t.astype(np.int64, copy=False)
+        keep = t != ignore_index
+        all_kept = bool(keep.all())
+        if all_kept:
+            safe = t
+        else:
+            safe = xp.where(keep, t, 0)
+        if t.size and (bool((safe < 0).any()) or bool((safe >= n_classes).any())):
+            bad = safe[(safe < 0) | (safe >= n_classes)][0]
+            raise IndexError(f"Target {int(bad)} is out of bounds.")
+        rows = xp.arange(t.shape[0])
+        picked = x2[rows, safe]
+        if weight is None:
+            w = None if all_kept else keep.astype(x.dtype)
+        else:
+            w = weight[safe].astype(x.dtype, copy=False)
+            if not all_kept:
+                w = w * keep
+        losses = -picked if w is None else -(picked * w)
+        if reduction == "none":
+            out = losses.reshape(()) if unbatched else losses
+            total = None
+        else:
+            total_sum = losses.sum()
+            if reduction == "sum":
+                out = total_sum
+                total = None
+            else:
+                total = x.dtype.type(t.shape[0]) if w is None else w.sum()
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out = total_sum / total
+            out = xp.asarray(out, dtype=x.dtype).reshape(())
+        ctx.meta = (x.shape, rows, safe, w, reduction, total)
+        ctx.save_for_backward(target)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        ctx.saved_tensors  # noqa: B018  (raises once the graph was freed)
+        shape, rows, safe, w, reduction, total = ctx.meta
+        xp = array_module(g)
+        n_classes = shape[-1]
+        grad = xp.zeros((rows.shape[0], n_classes), dtype=g.dtype)
+        if reduction == "none":
+            vals = -g.reshape(-1)
+        elif reduction == "sum":
+            vals = -g
+        else:
+            vals = -g / total
+        if w is not None:
+            vals = vals * w
+        grad[rows, safe] = vals
+        return grad.reshape(shape), None, None, None, None
+
+
+class MseLossBackward0(Op):
+    """Mean squared error ``(input - target) ** 2``, reduced by ``"mean"``, ``"sum"`` or ``"none"``.
+
+    Both arguments are inputs of the node (the target may require grad too);
+    they arrive broadcast to one shape by :func:`leafkit.nn.functional.mse_loss`.
+    """
+
+    _n_slots = 2
+    _saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, x, target, reduction):
+        check_reduction(reduction)
+        if x.dtype != target.dtype:
+            from ._base import promote
+            x, target = promote(x, target)
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"\"mse_cpu\" not implemented for '{_dtype_word(x.dtype)}'")
+        diff = x - target
+        ctx.save_for_backward(diff)
+        ctx.reduction = reduction
+        sq = diff * diff
+        if reduction == "none":
+            return sq
+        xp = array_module(x)
+        out = sq.sum() if reduction == "sum" else sq.mean(dtype=x.dtype)
+        return xp.asarray(out, dtype=x.dtype).reshape(())
+
+    @staticmethod
+    def backward(ctx, g):
+        (diff,) = ctx.saved_tensors
+        if ctx.reduction == "mean":
+            scale = g * (2.0 / max(diff.size, 1))
+        else:
+            scale = g * 2.0
+        grad = (diff * scale).astype(diff.dtype, copy=False)
+        n = ctx.needs_input_grad
+        return (grad if n[0] else None), (-grad if n[1] else None), None
