@@ -173,7 +173,7 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
     for node, nr, g in root_edges:
         buf = buffers.get(node)
         if buf is None:
-            n_out = len(node._out_meta) if getattr(node, "_out_meta", None) else 1
+            n_out = len(node._out_meta) if node._out_meta else 1
             buf = buffers[node] = [None] * n_out
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
@@ -189,7 +189,7 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
     while heap:
         node = heapq.heappop(heap)[2]
         grads = buffers.pop(node, None)
-        dev = getattr(node, "_device", None)
+        dev = node._device
         if grads is not None:
             if node._tensor_hooks:
                 for nr, hooks in node._tensor_hooks.items():
@@ -257,7 +257,7 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
                         g = g.astype(dtype)
                     buf = buffers.get(nxt)
                     if buf is None:
-                        n_out = len(nxt._out_meta) if getattr(nxt, "_out_meta", None) else 1
+                        n_out = len(nxt._out_meta) if nxt._out_meta else 1
                         buf = buffers[nxt] = [None] * n_out
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
                 d = deps[nxt] - 1

@@ -20,8 +20,6 @@ low.  A user's subclass works on tensors, exactly as in PyTorch.
 """
 from __future__ import annotations
 
-import re
-
 from .grad_mode import _state
 from .graph import Node, SavedVariable
 
@@ -115,8 +113,7 @@ class Function(Node):
             "Expected all tensors to be on the same device" when tensor
             arguments live on different devices.
         """
-        from .._tensor import Tensor
-
+        Tensor = _tensor_cls()
         dev = None
         needs = False
         for a in args:
@@ -241,12 +238,8 @@ class Function(Node):
         return tuple(Tensor._wrap(a, self._device) if a is not None else None for a in arrays)
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
-
-
 def _save(to_save, args, results, array_api):
-    from .._tensor import Tensor
-
+    Tensor = _tensor_cls()
     saved = []
     for item in to_save:
         if item is None:
@@ -255,7 +248,7 @@ def _save(to_save, args, results, array_api):
         arr = item._data if (not array_api and isinstance(item, Tensor)) else item
         owner = None
         for a in args:
-            if isinstance(a, Tensor) and a._data is arr:
+            if a.__class__ is Tensor and a._data is arr:
                 owner = a
                 break
         else:
@@ -266,12 +259,21 @@ def _save(to_save, args, results, array_api):
         if owner is None:
             saved.append(SavedVariable(arr, None, None))
         else:
-            producer = owner._grad_fn.name() if owner._grad_fn is not None else None
-            if producer:
-                producer = _BACKWARD_SUFFIX.sub("", producer)
+            fn = owner._grad_fn
+            # what the "modified by an inplace operation" message needs, kept cheap (no tensor reference)
             saved.append(SavedVariable(arr, owner._version_counter,
-                                       (owner._type_string(), owner._data.shape, producer)))
+                                       (owner._device, type(fn).__name__ if fn is not None else None)))
     return saved
+
+
+_TENSOR = []
+
+
+def _tensor_cls():
+    if not _TENSOR:
+        from .._tensor import Tensor
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def _share_view(view, src):

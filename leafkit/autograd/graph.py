@@ -11,11 +11,13 @@ reference, exactly as in PyTorch.
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from collections import OrderedDict
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable"]
 
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
 
 RELEASED_MESSAGE = (
@@ -75,12 +77,17 @@ class SavedVariable:
         self.data = data
         self.counter = counter  # a one-item list shared by every tensor viewing the same storage
         self.version = counter[0] if counter is not None else 0
-        self.desc = desc  # (type string, shape, producing node name or None)
+        self.desc = desc  # (device, name of the node that made the owner, or None)
 
     def unpack(self):
         if self.counter is not None and self.counter[0] != self.version:
-            ttype, shape, producer = self.desc
-            where = f", which is output 0 of {producer}," if producer else ""
+            device, producer = self.desc
+            names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                     "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
+            ttype = ("torch.cuda." if device is not None and device.type == "cuda" else "torch.") + \
+                names.get(str(self.data.dtype), "Tensor")
+            shape = self.data.shape
+            where = f", which is output 0 of {_BACKWARD_SUFFIX.sub('', producer)}," if producer else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{ttype} [{', '.join(map(str, shape))}]]{where} is at version {self.counter[0]}; expected version "
@@ -118,6 +125,10 @@ class Node:
     _released = False
     _had_saved = False
     _saved = None
+    _out_meta = None
+    _in_meta = ()
+    _device = None
+    _slot_args = None
 
     def __init__(self):
         self._seq = next(_sequence)
