@@ -151,6 +151,9 @@ class Function(Node):
                 res._created_in_no_grad = True
             if cls._is_view:
                 _share_view(res, args[0])
+                # PyTorch: a view made under no_grad of a tensor that requires grad still reports
+                # requires_grad=True (and is a leaf); in-place changes of it are then refused.
+                res._requires_grad = args[0]._requires_grad
             return res
 
         node = cls.__new__(cls)
