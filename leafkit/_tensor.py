@@ -724,48 +724,68 @@ class Tensor:
 
     # -- unary -----------------------------------------------------------------------------------
     def neg(self):
+        """Negation, ``-self`` (``NegBackward0``). Same shape, dtype and device."""
         return _U.NegBackward0.apply(self)
 
     def exp(self):
+        """Elementwise e**x (``ExpBackward0``, saves the result). Integer input gives the default float dtype."""
         return _U.ExpBackward0.apply(self)
 
     def log(self):
+        """Elementwise natural log (``LogBackward0``); log of 0 is -inf and of a negative number nan, as in PyTorch."""
         return _U.LogBackward0.apply(self)
 
     def sqrt(self):
+        """Elementwise square root (``SqrtBackward0``); negative input gives nan."""
         return _U.SqrtBackward0.apply(self)
 
     def abs(self):
+        """Elementwise absolute value (``AbsBackward0``); the gradient at 0 is 0, as in PyTorch."""
         return _U.AbsBackward0.apply(self)
 
     def relu(self):
+        """max(x, 0) elementwise (``ReluBackward0``); the gradient at 0 is 0."""
         return _U.ReluBackward0.apply(self)
 
     def sigmoid(self):
+        """1 / (1 + e**-x) elementwise (``SigmoidBackward0``)."""
         return _U.SigmoidBackward0.apply(self)
 
     def tanh(self):
+        """Elementwise tanh (``TanhBackward0``)."""
         return _U.TanhBackward0.apply(self)
 
     def clamp(self, min=None, max=None):
+        """Limit values to [min, max] (``ClampBackward1``); the gradient passes where min <= x <= max.
+
+        Raises ``RuntimeError`` when both bounds are None."""
         return _U.ClampBackward1.apply(self, _num(min), _num(max))
 
     clip = clamp
 
     # -- reductions -------------------------------------------------------------------------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
+        """Sum of all elements (``SumBackward0``, a 0-d tensor) or along ``dim`` (an int or tuple;
+        ``SumBackward1``), keeping reduced dims of size 1 when ``keepdim``.  Integer and bool input sums to int64.
+
+        Raises ``IndexError`` for a dim out of range, ``RuntimeError`` for a repeated dim."""
         src = self.to(dtype) if dtype is not None else self
         if dim is None:
             return _R.SumBackward0.apply(src)
         return _R.SumBackward1.apply(src, dim, keepdim)
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
+        """Mean of all elements (``MeanBackward0``) or along ``dim`` (``MeanBackward1``).
+
+        Raises ``RuntimeError`` for integer input ("Input dtype must be either a floating point"), as PyTorch does."""
         src = self.to(dtype) if dtype is not None else self
         if dim is None:
             return _R.MeanBackward0.apply(src)
         return _R.MeanBackward1.apply(src, dim, keepdim)
 
     def max(self, dim=None, keepdim=False):
+        """Largest element (``MaxBackward1``, a 0-d tensor; ties share the gradient), or with ``dim``
+        a ``(values, indices)`` named tuple (``MaxBackward0``; indices are int64 and never require grad)."""
         if isinstance(dim, Tensor):
             return maximum(self, dim)
         if dim is None:
@@ -774,12 +794,14 @@ class Tensor:
         return _max_t(_R.MaxBackward0.apply(self, dim, keepdim))
 
     def min(self, dim=None, keepdim=False):
+        """Smallest element (``MinBackward1``) or ``(values, indices)`` along ``dim`` (``MinBackward0``)."""
         if dim is None:
             return _R.MinBackward1.apply(self)
         from .return_types import min as _min_t
         return _min_t(_R.MinBackward0.apply(self, dim, keepdim))
 
     def argmax(self, dim=None, keepdim=False):
+        """Index of the largest element (flattened, or along ``dim``) as an int64 tensor; not differentiable."""
         d = self._data
         if dim is None:
             return Tensor._make(np.asarray(np.argmax(d)).astype(np.int64), self._device)
@@ -792,13 +814,19 @@ class Tensor:
         return (-self.detach()).argmax(dim, keepdim)
 
     def softmax(self, dim):
+        """exp(x) / sum(exp(x)) along ``dim``, computed stably (``SoftmaxBackward0``)."""
         return _R.SoftmaxBackward0.apply(self, dim)
 
     def log_softmax(self, dim):
+        """x - logsumexp(x) along ``dim``, stable for very large logits (``LogSoftmaxBackward0``)."""
         return _R.LogSoftmaxBackward0.apply(self, dim)
 
     # -- shape -------------------------------------------------------------------------------------
     def view(self, *shape):
+        """The same storage seen with another shape (``ViewBackward0``); one size may be -1.
+
+        Raises ``RuntimeError`` when sizes disagree ("is invalid for input of size") or when the memory layout
+        would need a copy ("view size is not compatible ... Use .reshape(...) instead.")."""
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             raise NotImplementedError("leafkit does not support view(dtype); use .to(dtype)")
         return _S.ViewBackward0.apply(self, _shape_arg(shape))
@@ -807,6 +835,8 @@ class Tensor:
         return self.view(other.shape)
 
     def reshape(self, *shape):
+        """Like :meth:`view` when the layout allows (``ViewBackward0``); otherwise a contiguous copy first
+        (``CloneBackward0`` then ``UnsafeViewBackward0``), exactly as PyTorch does."""
         shape = _shape_arg(shape)
         if self._data.flags.c_contiguous:
             return _S.ViewBackward0.apply(self, shape)
@@ -829,9 +859,11 @@ class Tensor:
         return self.reshape(shp[:s] + (n,) + shp[e + 1:])
 
     def transpose(self, dim0, dim1):
+        """Swap two dimensions: a view (``TransposeBackward0``)."""
         return _S.TransposeBackward0.apply(self, dim0, dim1)
 
     def t(self):
+        """Transpose of a tensor with at most 2 dims: a view (``TBackward0``)."""
         return _S.TBackward0.apply(self)
 
     @property
@@ -841,20 +873,25 @@ class Tensor:
         return _S.PermuteBackward0.apply(self, tuple(range(self._data.ndim - 1, -1, -1)))
 
     def permute(self, *dims):
+        """Reorder all dimensions: a view (``PermuteBackward0``)."""
         return _S.PermuteBackward0.apply(self, _shape_arg(dims))
 
     def expand(self, *sizes):
+        """Broadcast size-1 dims to ``sizes`` without copying (``ExpandBackward0``); -1 keeps a size.
+        The gradient is summed back to the original shape."""
         return _S.ExpandBackward0.apply(self, _shape_arg(sizes))
 
     def expand_as(self, other):
         return self.expand(other.shape)
 
     def squeeze(self, dim=None):
+        """Drop dimensions of size 1 (all: ``SqueezeBackward0``; one dim: ``SqueezeBackward1``). A view."""
         if dim is None:
             return _S.SqueezeBackward0.apply(self)
         return _S.SqueezeBackward1.apply(self, dim)
 
     def unsqueeze(self, dim):
+        """Insert a dimension of size 1 at ``dim``: a view (``UnsqueezeBackward0``)."""
         return _S.UnsqueezeBackward0.apply(self, dim)
 
     # -- indexing ------------------------------------------------------------------------------------
@@ -877,29 +914,41 @@ class Tensor:
 
     # -- in-place ----------------------------------------------------------------------------------
     def add_(self, other, *, alpha=1):
+        """In place ``self += alpha * other``; bumps ``_version``.
+
+        Raises ``RuntimeError`` on a leaf that requires grad while grad mode is on (allowed under
+        ``no_grad``), and when the result dtype cannot be stored in ``self`` ("can't be cast").
+        On a non-leaf the history is rebased: ``grad_fn`` becomes ``AddBackward0``."""
         return _IP.inplace(self, _A.AddBackward0, self._other(other), alpha)
 
     def sub_(self, other, *, alpha=1):
+        """In place ``self -= alpha * other`` (see :meth:`add_`; node ``SubBackward0``)."""
         return _IP.inplace(self, _A.SubBackward0, self._other(other), alpha)
 
     def mul_(self, other):
+        """In place ``self *= other`` (see :meth:`add_`; node ``MulBackward0``)."""
         return _IP.inplace(self, _A.MulBackward0, self._other(other))
 
     def div_(self, other):
+        """In place ``self /= other`` (see :meth:`add_`; node ``DivBackward0``)."""
         return _IP.inplace(self, _A.DivBackward0, self._other(other))
 
     def clamp_(self, min=None, max=None):
         return _IP.inplace(self, _U.ClampBackward1, _num(min), _num(max))
 
     def zero_(self):
+        """Fill with zeros in place (see :meth:`add_`; node ``ZeroBackward0``)."""
         return _IP.inplace(self, _IP.ZeroBackward0)
 
     def fill_(self, value):
+        """Fill with ``value`` in place (see :meth:`add_`; node ``FillBackward0``)."""
         if isinstance(value, Tensor):
             value = value.item()
         return _IP.inplace(self, _IP.FillBackward0, value)
 
     def copy_(self, src, non_blocking=False):
+        """Copy ``src`` (broadcast, cast, moved to this device) into this storage in place
+        (node ``CopyBackwards``; the gradient flows to ``src``)."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
         if src._device is not self._device:
@@ -907,10 +956,12 @@ class Tensor:
         return _IP.inplace(self, _IP.CopyBackwards, src)
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        """Fill in place with uniform samples from [a, b) (used by ``nn.Linear``'s initialisation)."""
         from ._random import uniform_array
         return _IP.inplace(self, _IP.FillBackward0, uniform_array(self.shape, a, b, self._data.dtype, generator))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill in place with normal samples of the given mean and std."""
         from ._random import normal_array
         return _IP.inplace(self, _IP.FillBackward0, normal_array(self.shape, mean, std, self._data.dtype, generator))
 
