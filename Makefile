@@ -29,7 +29,9 @@ LESSONS      := $(wildcard lessons/*.ipynb)
 SANITIZE     := $(wildcard lessons/sanitize.cfg)
 NBVAL_ARGS   := $(if $(LESSONS),--nbval --nbval-current-env $(if $(SANITIZE),--nbval-sanitize-with $(SANITIZE)) lessons)
 
-# jupyter-server refuses to start as root unless told so.
+# jupyter-server refuses to start as root unless told so.  `make lab` serves the
+# whole repository (root_dir) and opens the first lesson; the printed URL
+# (default_url) leads there too, for machines without a local browser.
 ROOT_FLAG    := $(if $(filter 0,$(shell id -u)),--allow-root)
 START_NB     := $(wildcard lessons/00_start_here.ipynb)
 
@@ -41,7 +43,7 @@ DEPS_TEST    := $(VENV)/.deps-test
 .PHONY: help lab test test-fast test-browser venv system-deps check-system-deps binder-pins clean-venv
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------- venv ----
 $(VPY):
@@ -98,7 +100,8 @@ check-system-deps:
 # ---------------------------------------------------------------- run -----
 lab: $(DEPS_LAB)
 	@command -v dot >/dev/null || echo "warning: graphviz 'dot' not found; graph drawings will not render (apt-get install -y graphviz)"
-	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(START_NB)
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
+	  $(if $(START_NB),--LabApp.default_url=/lab/tree/$(START_NB) $(START_NB))
 
 # One pytest run: tests/ (unit, parity, browser, binder) + nbval over lessons/.
 test: $(DEPS_TEST) check-system-deps
