@@ -398,18 +398,31 @@ class Lab:
         )
 
     def run_all(self, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
         has_app = self.page.evaluate("() => !!window.jupyterapp")
         if has_app:
-            # The command's promise resolves when every cell has finished;
-            # don't block on it in evaluate (a cell may need UI input), poll instead.
+            # The command's promise resolves once every cell has finished (or
+            # execution stopped at an error); poll for it rather than awaiting
+            # inside evaluate, so a stuck cell ends in a clear TimeoutError.
             self.page.evaluate(
-                "() => { window.__leafkitRunAll = window.jupyterapp.commands"
-                ".execute('notebook:run-all-cells').then(() => 'done', e => String(e)); }"
+                "() => { window.__leafkitRunAll = 'running';"
+                " window.jupyterapp.commands.execute('notebook:run-all-cells').then("
+                "  () => { window.__leafkitRunAll = 'done'; },"
+                "  (e) => { window.__leafkitRunAll = 'error: ' + e; }); }"
             )
+            try:
+                self.page.wait_for_function(
+                    "() => window.__leafkitRunAll !== 'running'", timeout=timeout * 1000, polling=100
+                )
+            except Exception as exc:
+                raise TimeoutError(f"'Run All Cells' did not finish within {timeout}s") from exc
+            state = self.page.evaluate("() => window.__leafkitRunAll")
+            if state != "done":
+                raise RuntimeError(f"notebook:run-all-cells failed: {state}")
         else:  # fallback: the menu
             self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
             self.page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
-        self.wait_for_idle(timeout=timeout)
+        self.wait_for_idle(timeout=max(5.0, deadline - time.monotonic()))
 
     def wait_for_idle(self, timeout: float = 120, settle: float = 0.5) -> None:
         deadline = time.monotonic() + timeout
