@@ -1,0 +1,331 @@
+"""``leafkit.nn.functional``: activations, losses and ``linear``, as ``torch.nn.functional``.
+
+Every function builds the graph PyTorch builds, with PyTorch's node names:
+
+========================  =====================================================
+call                      ``grad_fn`` of the result
+========================  =====================================================
+``relu(x)``               ``ReluBackward0``
+``sigmoid(x)``            ``SigmoidBackward0``
+``tanh(x)``               ``TanhBackward0``
+``softmax(x, dim)``       ``SoftmaxBackward0``
+``log_softmax(x, dim)``   ``LogSoftmaxBackward0``
+``linear(x, W, b)``       ``AddmmBackward0`` (2-D ``x``; ``W`` enters through
+                          ``TBackward0``), ``MmBackward0`` without bias
+``nll_loss(x, t)``        ``NllLossBackward0``
+``cross_entropy(x, t)``   ``NllLossBackward0`` over ``LogSoftmaxBackward0``
+``mse_loss(x, y)``        ``MseLossBackward0``
+========================  =====================================================
+"""
+from __future__ import annotations
+
+import warnings
+
+from .._tensor import Tensor
+from .._functions import arithmetic as _A
+from .._functions import loss as _L
+from .._functions import shape as _S
+from .._functions import unary as _U
+
+__all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss",
+           "linear"]
+
+
+def _check_tensor(fn: str, name: str, x) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(input, 0)`` elementwise (``ReluBackward0``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating or integer dtype, any device.
+    inplace : bool
+        Write the result into ``input`` (PyTorch's ``relu_``); raises the
+        leaf in-place RuntimeError on a leaf that requires grad while grad
+        mode is on.
+
+    Returns
+    -------
+    Tensor
+        Same shape, dtype and device as ``input``.
+    """
+    _check_tensor("relu", "input", input)
+    if inplace:
+        return relu_(input)
+    return _U.ReluBackward0.apply(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place ``relu`` (``ReluBackward0``); PyTorch's leaf in-place RuntimeError on a leaf that requires grad."""
+    from .._functions import inplace as _IP
+
+    return _IP.inplace(input, _U.ReluBackward0)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-input))`` elementwise (``SigmoidBackward0``); integer input gives the default float dtype."""
+    _check_tensor("sigmoid", "input", input)
+    return _U.SigmoidBackward0.apply(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent elementwise (``TanhBackward0``)."""
+    _check_tensor("tanh", "input", input)
+    return _U.TanhBackward0.apply(input)
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``exp(x) / exp(x).sum(dim)``, computed stably (``SoftmaxBackward0``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating point tensor of any shape.
+    dim : int
+        The dimension that sums to one.  Leaving it out warns, as PyTorch
+        does, and picks 0 for 0-, 1- and 3-D input and 1 otherwise.
+    dtype : leafkit.dtype, optional
+        Cast ``input`` first (``ToCopyBackward0``).
+
+    Raises
+    ------
+    IndexError
+        "Dimension out of range" for a bad ``dim``.
+    """
+    _check_tensor("softmax", "input", input)
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.softmax(dim)
+
+
+def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``x - logsumexp(x, dim)`` (``LogSoftmaxBackward0``), stable for logits of 1e4 and beyond.
+
+    The maximum along ``dim`` is subtracted before exponentiating, so no
+    ``exp`` overflows; the result and its gradient stay finite.  Arguments as
+    for :func:`softmax`.
+    """
+    _check_tensor("log_softmax", "input", input)
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.log_softmax(dim)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood loss for integer class targets (``NllLossBackward0``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities, shape ``(N, C)``, or ``(C,)`` for one sample;
+        floating dtype.
+    target : Tensor
+        Class indices in ``[0, C)``, shape ``(N,)`` (or ``()``), dtype
+        ``int64`` (or ``uint8``), on the same device as ``input``.
+    weight : Tensor, optional
+        A weight per class, shape ``(C,)``.
+    ignore_index : int
+        Samples with this target add nothing to the loss or to the mean's
+        denominator.
+    reduction : {"mean", "sum", "none"}
+        ``"mean"`` divides by the summed weights of the samples kept.
+
+    Returns
+    -------
+    Tensor
+        0-d for ``"mean"``/``"sum"``, shape ``(N,)`` for ``"none"``.
+
+    Raises
+    ------
+    RuntimeError
+        A target dtype other than Long/Byte ("expected target dtype to be
+        Long or Byte"); tensors on different devices ("Expected all tensors
+        to be on the same device").
+    ValueError
+        Batch sizes that differ ("Expected input batch_size (4) to match
+        target batch_size (3)."); an unknown ``reduction``.
+    IndexError
+        A target outside ``[0, C)`` ("Target 5 is out of bounds.").
+    """
+    _check_tensor("nll_loss", "input", input)
+    if not isinstance(target, Tensor):
+        raise TypeError(f"nll_loss(): argument 'target' (position 2) must be Tensor, not {type(target).__name__}")
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return _L.NllLossBackward0.apply(input, target, weight, reduction, int(ignore_index))
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy of logits and integer class targets: ``nll_loss(log_softmax(input, 1), target)``.
+
+    The graph is PyTorch's: ``NllLossBackward0`` over
+    ``LogSoftmaxBackward0``.  The log-softmax subtracts the row maximum, so
+    logits of 1e4 give a finite loss and finite gradients.
+
+    Parameters
+    ----------
+    input : Tensor
+        Logits, shape ``(N, C)`` or ``(C,)``, floating dtype.
+    target : Tensor
+        Class indices, shape ``(N,)`` or ``()``, dtype int64.  (PyTorch also
+        takes class probabilities of ``input``'s shape; leafkit raises
+        NotImplementedError for those rather than guess.)
+    weight, ignore_index, reduction
+        As for :func:`nll_loss`.
+    label_smoothing : float
+        Only ``0.0`` is supported (NotImplementedError otherwise).
+
+    Raises
+    ------
+    As :func:`nll_loss`.
+    """
+    _check_tensor("cross_entropy", "input", input)
+    if not isinstance(target, Tensor):
+        raise TypeError(f"cross_entropy(): argument 'target' (position 2) must be Tensor, not "
+                        f"{type(target).__name__}")
+    if target.is_floating_point() and target.shape == input.shape:
+        raise NotImplementedError("leafkit's cross_entropy takes integer class targets; class-probability targets "
+                                  "(PyTorch's soft labels) are not implemented")
+    if label_smoothing != 0.0:
+        raise NotImplementedError("leafkit's cross_entropy does not implement label_smoothing")
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    _L.check_reduction(reduction)
+    dim = 0 if input.dim() <= 1 else 1
+    return nll_loss(log_softmax(input, dim), target, weight, None, ignore_index, None, reduction)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None) -> Tensor:
+    """Mean squared error (``MseLossBackward0``).
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Floating tensors on one device.  Shapes that differ are broadcast
+        (through ``ExpandBackward0``), with PyTorch's UserWarning "Using a
+        target size ... that is different to the input size".
+    reduction : {"mean", "sum", "none"}
+
+    Raises
+    ------
+    RuntimeError
+        Shapes that do not broadcast ("The size of tensor a (4) must match
+        the size of tensor b (5) at non-singleton dimension 0"); different
+        devices.
+    ValueError
+        An unknown ``reduction``.
+    """
+    _check_tensor("mse_loss", "input", input)
+    if not isinstance(target, Tensor):
+        raise TypeError(f"mse_loss(): argument 'target' (position 2) must be Tensor, not {type(target).__name__}")
+    if weight is not None:
+        raise NotImplementedError("leafkit's mse_loss does not implement weight")
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    _L.check_reduction(reduction)
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", UserWarning, stacklevel=2)
+        from .._functions._base import broadcast_check
+        broadcast_check(input._data, target._data)
+        shape = _broadcast_shape(input.shape, target.shape)
+        if input.shape != shape:
+            input = input.expand(shape)
+        if target.shape != shape:
+            target = target.expand(shape)
+    return _L.MseLossBackward0.apply(input, target, reduction)
+
+
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) if 1 in (x, y) else x for x, y in zip(a, b))
+
+
+def _legacy_reduction(size_average, reduce) -> str:
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' instead.",
+                  UserWarning, stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``, with the graph PyTorch builds.
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(*, in_features)``, at least 1-D.
+    weight : Tensor
+        Shape ``(out_features, in_features)``; enters the graph through
+        ``TBackward0`` (its transpose), as in PyTorch.
+    bias : Tensor, optional
+        Shape ``(out_features,)``.
+
+    Returns
+    -------
+    Tensor
+        Shape ``(*, out_features)``.  ``grad_fn``: ``AddmmBackward0`` for
+        2-D input with bias, ``MmBackward0`` without; 1-D input gives
+        ``ViewBackward0`` over ``AddmmBackward0`` (or ``SqueezeBackward4``
+        over ``MmBackward0``); higher dimensions fold into 2-D and unfold
+        again (``ViewBackward0`` / ``UnsafeViewBackward0``).
+
+    Raises
+    ------
+    RuntimeError
+        "mat1 and mat2 shapes cannot be multiplied (4x3 and 4x2)" for
+        mismatched features; PyTorch's "expanded size" message for a bias of
+        the wrong size; different devices.
+    """
+    _check_tensor("linear", "input", input)
+    nd = input.dim()
+    if nd == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {nd}D and "
+                           f"{weight.dim()}D")
+    wt = _S.TBackward0.apply(weight)
+    out_f = weight.shape[0] if weight.dim() == 2 else 1
+    if bias is not None and bias.dim() >= 1 and bias.shape[-1] not in (1, out_f):
+        target = [*(input.shape[:-1]), out_f]
+        raise RuntimeError(f"The expanded size of the tensor ({out_f}) must match the existing size "
+                           f"({bias.shape[-1]}) at non-singleton dimension {len(target) - 1}.  Target sizes: "
+                           f"[{', '.join(map(str, target))}].  Tensor sizes: [{', '.join(map(str, bias.shape))}]")
+    if nd == 2:
+        if bias is None:
+            return _A.MmBackward0.apply(input, wt)
+        return _A.AddmmBackward0.apply(bias, input, wt)
+    if nd == 1:
+        if bias is None:
+            return input @ wt  # SqueezeBackward4 over MmBackward0, as PyTorch's matmul
+        out = _A.AddmmBackward0.apply(bias, input.view(1, -1), wt)
+        return out.view(out.shape[-1])
+    lead = tuple(input.shape[:-1])
+    if bias is not None and input.is_contiguous():
+        out = _A.AddmmBackward0.apply(bias, input.view(-1, input.shape[-1]), wt)
+        return out.view(*lead, out.shape[-1])
+    flat = input.reshape(-1, input.shape[-1])
+    out = _S.UnsafeViewBackward0.apply(_A.MmBackward0.apply(flat, wt), (*lead, wt.shape[-1]))
+    return out if bias is None else out + bias

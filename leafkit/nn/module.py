@@ -1,0 +1,577 @@
+"""``Module``: the base class of layers and models, as ``torch.nn.Module``.
+
+A module registers what it is given as attributes: a :class:`Parameter`
+goes to ``_parameters``, a sub-``Module`` to ``_modules``, a tensor given to
+``register_buffer`` to ``_buffers``.  Everything else is a plain attribute.
+``parameters()``, ``state_dict()``, ``to()``, ``zero_grad()`` ... walk those
+registries, recursively.
+"""
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict, namedtuple
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from .parameter import Parameter
+
+__all__ = ["Module"]
+
+
+def _typename(value) -> str:
+    if isinstance(value, Tensor):
+        return value._type_string()
+    t = type(value)
+    mod = t.__module__
+    return t.__qualname__ if mod in ("builtins", None) else f"{mod}.{t.__qualname__}"
+
+
+def _addindent(s: str, n: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join((n * " ") + line if line.strip() else "" for line in lines)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns; prints ``<All keys matched successfully>`` when both lists are empty."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
+    __str__ = __repr__
+
+
+class _RemovableHook:
+    _ids = itertools.count()
+
+    def __init__(self, registry: dict):
+        self.id = next(_RemovableHook._ids)
+        self._registry = registry
+
+    def remove(self) -> None:
+        self._registry.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Module:
+    """Base class for layers and models (``torch.nn.Module``).
+
+    Subclass it, call ``super().__init__()`` first in ``__init__``, assign
+    layers and :class:`Parameter` objects as attributes, and define
+    ``forward``.  Calling the module calls ``forward``.
+
+    Attributes
+    ----------
+    training : bool
+        True after ``train()`` (the default), False after ``eval()``.
+
+    Examples
+    --------
+    >>> class Net(Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = Linear(2, 1)
+    ...     def forward(self, x):
+    ...         return self.fc(x)
+    >>> [name for name, _ in Net().named_parameters()]
+    ['fc.weight', 'fc.bias']
+    """
+
+    training: bool
+    _version = 1
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+
+    # -- forward --------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        if not self._forward_hooks and not self._forward_pre_hooks:
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(module, args)`` before ``forward``; a returned value replaces the arguments."""
+        handle = _RemovableHook(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces the output."""
+        handle = _RemovableHook(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
+    # -- registration ------------------------------------------------------------------
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` as ``name`` (``None`` keeps the name with no parameter).
+
+        Raises
+        ------
+        AttributeError
+            Before ``Module.__init__()`` ran.
+        KeyError
+            When ``name`` is an attribute already, or contains ``"."``.
+        TypeError
+            When ``param`` is neither a Parameter nor None.
+        """
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                             "explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                             "the forward() method.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a tensor that is state but not a parameter (kept in ``state_dict`` when ``persistent``)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
+                            "required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Register ``module`` as the child ``name``."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._remove_from(name, d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = d.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                self._remove_from(name, d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                    "(torch.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = d.get("_buffers")
+                if buffers is not None and name in buffers:
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
+                    buffers[name] = value
+                else:
+                    object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _remove_from(name, *containers) -> None:
+        for c in containers:
+            if name in c:
+                if isinstance(c, dict):
+                    del c[name]
+                else:
+                    c.discard(name)
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            r = d.get(registry)
+            if r is not None and name in r:
+                return r[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in ("_parameters", "_buffers", "_modules"):
+            r = self.__dict__.get(registry)
+            if r is not None and name in r:
+                del r[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(super().__dir__()) + list(self._parameters) + list(self._modules) + list(self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    # -- iteration ---------------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        """Yield ``(name, module)`` for this module and every descendant, depth first (this one is ``""``)."""
+        if memo is None:
+            memo = set()
+        if self in memo and remove_duplicate:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        """This module and every descendant (each once)."""
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        """Yield ``(name, module)`` for the direct children."""
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
+
+    def children(self):
+        """The direct children."""
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool = True):
+        memo = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, v in getattr(mod, registry).items():
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield mod_prefix + ("." if mod_prefix else "") + name, v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """Yield ``(name, parameter)``, e.g. ``("0.weight", Parameter)``; a shared parameter comes once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True):
+        """Every parameter of this module and its descendants, each once: what an optimizer is given."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> "Module":
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if item not in mod._modules:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        return mod._parameters[name]
+
+    # -- modes -------------------------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Set ``training`` on this module and every descendant; returns ``self``.
+
+        Raises
+        ------
+        ValueError
+            "training mode is expected to be boolean".
+        """
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        """``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set ``requires_grad`` on every parameter (freeze with False); returns ``self``."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the ``.grad`` of every parameter: to None (default), or to zeros in place."""
+        for p in self.parameters():
+            if p._grad is not None:
+                if set_to_none:
+                    p._grad = None
+                else:
+                    g = p._grad
+                    if g._grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    # -- state ---------------------------------------------------------------------------------
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """An ``OrderedDict`` from names (``"0.weight"``) to tensors: parameters, then persistent buffers.
+
+        The values share storage with the parameters but are detached
+        (``requires_grad=False``) unless ``keep_vars=True``.
+        """
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy values from ``state_dict`` into the parameters and buffers, in place (under ``no_grad``).
+
+        Parameters are kept (same objects, still leaves); values may come
+        from another device or a NumPy-backed tensor of another dtype.
+
+        Returns
+        -------
+        _IncompatibleKeys
+            ``missing_keys`` and ``unexpected_keys`` (both empty when all matched).
+
+        Raises
+        ------
+        RuntimeError
+            "Error(s) in loading state_dict for Net: ..." listing size
+            mismatches, and, when ``strict``, missing and unexpected keys.
+        """
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        if assign:
+            raise NotImplementedError("leafkit's load_state_dict does not implement assign=True")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict:  # PyTorch lists missing keys, then unexpected keys, then size mismatches
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        for k, target in own.items():
+            if k not in state_dict:
+                continue
+            src = state_dict[k]
+            if not isinstance(src, Tensor):
+                errors.append(f'While copying the parameter named "{k}", expected torch.Tensor or Tensor-like '
+                              f"object from checkpoint but received {type(src)}")
+                continue
+            if src.shape != target.shape:
+                errors.append(f"size mismatch for {k}: copying a param with shape {src.shape} from checkpoint, the "
+                              f"shape in current model is {target.shape}.")
+                continue
+            with no_grad():
+                target.copy_(src)
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- devices and dtypes ---------------------------------------------------------------------
+    def _apply(self, fn) -> "Module":
+        """Apply ``fn`` to every parameter (keeping the Parameter objects), gradient, and buffer."""
+        for m in self.children():
+            m._apply(fn)
+        for p in self._parameters.values():
+            if p is None:
+                continue
+            with no_grad():
+                new = fn(p)
+            if new is not p:
+                p._data = new._data
+                p._device = new._device
+            g = p._grad
+            if g is not None:
+                with no_grad():
+                    new_g = fn(g)
+                if new_g is not g:
+                    g._data = new_g._data
+                    g._device = new_g._device
+        for name, b in self._buffers.items():
+            if b is not None:
+                with no_grad():
+                    self._buffers[name] = fn(b)
+        return self
+
+    def apply(self, fn) -> "Module":
+        """Call ``fn(module)`` on every descendant, then on this module (e.g. custom initialisation)."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """Move and/or cast parameters and buffers in place; returns ``self``.
+
+        ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
+        Parameters stay the same objects (and leaves): their storage is
+        replaced, as ``param.data = param.to(...)`` does, so an optimizer
+        built before the move still holds them.  Only floating tensors are
+        cast to a new dtype.
+
+        Raises
+        ------
+        AssertionError
+            "Torch not compiled with CUDA enabled" for ``cuda`` when it is
+            unavailable (``LEAFKIT_SIMULATE_CUDA=0`` and no GPU).
+        """
+        from .. import _dtype
+        from .._device import device as _device_cls
+
+        dtype = kwargs.pop("dtype", None)
+        dev = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword(s) "
+                            f"{sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, _dtype.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype, dev = a.dtype, a.device
+            elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
+                dev = a
+            elif isinstance(a, bool):
+                pass
+            else:
+                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
+                            f"{dtype}")
+
+        def convert(t):
+            if dtype is not None and t.is_floating_point():
+                return t.to(dev, dtype) if dev is not None else t.to(dtype)
+            return t.to(dev) if dev is not None else t
+
+        return self._apply(convert)
+
+    def cuda(self, device=None) -> "Module":
+        """Move every parameter and buffer to ``cuda`` (see :meth:`to`)."""
+        return self.to("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+
+    def cpu(self) -> "Module":
+        return self.to("cpu")
+
+    def float(self) -> "Module":
+        from .. import _dtype
+        return self.to(_dtype.float32)
+
+    def double(self) -> "Module":
+        from .. import _dtype
+        return self.to(_dtype.float64)
+
+    def half(self) -> "Module":
+        from .. import _dtype
+        return self.to(_dtype.float16)
+
+    # -- printing ---------------------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of ``repr`` (override in layers, e.g. ``in_features=64, ...``)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)

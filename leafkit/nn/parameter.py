@@ -1,0 +1,86 @@
+"""``Parameter``: the tensor a module learns, a leaf that requires grad."""
+from __future__ import annotations
+
+from .._tensor import Tensor
+
+__all__ = ["Parameter"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that a :class:`~leafkit.nn.Module` registers as learnable (``torch.nn.Parameter``).
+
+    Parameters
+    ----------
+    data : Tensor, optional
+        The values.  The parameter shares ``data``'s storage (no copy) and is
+        a leaf even when ``data`` was computed (its history is dropped, as
+        ``detach()`` would).  Default: an empty float32 tensor.
+    requires_grad : bool
+        Default True.
+
+    Raises
+    ------
+    TypeError
+        When ``data`` is not a Tensor.
+    RuntimeError
+        ``requires_grad=True`` on a non-floating dtype ("Only Tensors of
+        floating point and complex dtype can require gradients").
+
+    Notes
+    -----
+    Assigning a Parameter as an attribute of a Module registers it (it
+    shows in ``parameters()``); a plain Tensor does not.  Results of
+    operations on parameters are plain Tensors, as in PyTorch.
+
+    Examples
+    --------
+    >>> Parameter(tensor([1., 2.]))
+    Parameter containing:
+    tensor([1., 2.], requires_grad=True)
+    """
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            from .._creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
+                            f"{type(data).__name__}")
+        if requires_grad and data._data.dtype.kind not in "fc":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        p = object.__new__(cls)
+        p._data = data._data
+        p._device = data._device
+        p._requires_grad = bool(requires_grad)
+        p._grad_fn = None
+        p._output_nr = 0
+        p._grad = None
+        p._version_counter = data._version_counter
+        p._acc_ref = None
+        p._hooks = None
+        p._retains_grad = False
+        p._base = None
+        return p
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        new = Parameter(Tensor._make(self._data.copy(), self._device), self._requires_grad)
+        if self._grad is not None:
+            new._grad = Tensor._make(self._grad._data.copy(), self._device)
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol):
+        from .._device import to_host
+        return (_rebuild_parameter, (to_host(self._data).copy(), str(self._device), self._requires_grad))
+
+
+def _rebuild_parameter(arr, dev, requires_grad):
+    from .._tensor import _rebuild
+    return Parameter(_rebuild(arr, dev, False), requires_grad)
