@@ -1,0 +1,13 @@
+"""``leafkit.optim``: optimizers with PyTorch's names, defaults, errors and update formulas.
+
+An optimizer updates *leaves*: ``step()`` changes each parameter's storage in
+place, outside the graph, so parameters stay leaves that require grad, and
+skips parameters whose ``.grad`` is None.
+"""
+from __future__ import annotations
+
+from .adam import Adam
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam"]
