@@ -1,0 +1,355 @@
+"""Handwritten digits: an MLP (64-128-10) trained with SGD or Adam, on leafkit or on real PyTorch.
+
+The data are scikit-learn's bundled 8x8 digits (1,797 images, no download):
+a fixed, stratified 80/20 split (1,437 train, 360 test), features
+standardised with the training set's mean and standard deviation.
+
+Every function takes ``lib``, the module that plays ``torch``: leafkit
+(default) or PyTorch itself.  The training code is the same for both, which
+is the point: given the same initial weights (``weights=``) and the same
+batch order (``batch_order``), the two reach the same accuracy.
+
+Run it from a shell::
+
+    python -m leafkit.examples.digits                 # SGD on cpu, 10 epochs
+    python -m leafkit.examples.digits --device cuda   # the cuda device (simulated without a GPU)
+    python -m leafkit.examples.digits --optimizer adam --epochs 5
+    python -m leafkit.examples.digits --torch         # the same script on PyTorch
+
+or from a lesson::
+
+    from leafkit.examples import digits
+    model = digits.make_model(seed=0)
+    history = digits.train(model, epochs=10)
+    history["test_acc"][-1]          # about 0.97
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["load_data", "make_model", "numpy_weights", "batch_order", "make_optimizer", "train_epoch", "evaluate",
+           "train", "main", "SIZES", "DEFAULT_LR"]
+
+SIZES = (64, 128, 10)
+"""Input, hidden and output widths of the MLP."""
+
+DEFAULT_LR = {"sgd": 0.1, "adam": 1e-3}
+"""Learning rates that reach 95% test accuracy within a few epochs (SGD also uses momentum 0.9)."""
+
+SGD_MOMENTUM = 0.9
+
+_DATA_CACHE: dict = {}
+
+
+def _lib(lib):
+    if lib is None:
+        import leafkit
+        return leafkit
+    return lib
+
+
+def load_data(seed: int = 0, test_size: float = 0.2) -> dict:
+    """The digits, split and standardised, as NumPy arrays.
+
+    Parameters
+    ----------
+    seed : int
+        Seeds the stratified split (``train_test_split(random_state=seed)``);
+        0 is the fixed split the examples and tests use.
+    test_size : float
+        Fraction held out for testing (0.2: 360 images).
+
+    Returns
+    -------
+    dict
+        ``X_train`` (1437, 64) float32, ``y_train`` (1437,) int64,
+        ``X_test`` (360, 64) float32, ``y_test`` (360,) int64.  Each feature
+        is standardised with the training mean and standard deviation
+        (pixels that are always 0 stay 0).
+
+    Raises
+    ------
+    ImportError
+        When scikit-learn is missing (``pip install 'leafkit[examples]'``).
+    """
+    key = (seed, test_size)
+    if key not in _DATA_CACHE:
+        try:
+            from sklearn.datasets import load_digits
+            from sklearn.model_selection import train_test_split
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("the digits example needs scikit-learn: pip install 'leafkit[examples]'") from e
+        X, y = load_digits(return_X_y=True)
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size, random_state=seed, stratify=y)
+        mean = X_tr.mean(axis=0)
+        std = X_tr.std(axis=0)
+        std[std == 0] = 1.0
+        _DATA_CACHE[key] = {
+            "X_train": ((X_tr - mean) / std).astype(np.float32),
+            "y_train": y_tr.astype(np.int64),
+            "X_test": ((X_te - mean) / std).astype(np.float32),
+            "y_test": y_te.astype(np.int64),
+        }
+    return {k: v.copy() for k, v in _DATA_CACHE[key].items()}
+
+
+def make_model(seed: int = 0, lib=None, device="cpu", weights: dict | None = None):
+    """``Sequential(Linear(64, 128), ReLU(), Linear(128, 10))`` on ``device``.
+
+    Parameters
+    ----------
+    seed : int
+        Seeds ``lib.manual_seed`` before the layers draw their initial
+        weights (PyTorch's default initialisation, uniform in
+        ±1/sqrt(fan_in)).
+    lib : module, optional
+        ``leafkit`` (default) or ``torch``.
+    device : str
+        ``"cpu"`` or ``"cuda"``.
+    weights : dict of str to ndarray, optional
+        Initial values by ``state_dict`` name (see :func:`numpy_weights`),
+        to start two models, for example a leafkit and a PyTorch one, from
+        the same point.
+
+    Returns
+    -------
+    Sequential
+        Parameters are leaves that require grad, on ``device``.
+    """
+    lib = _lib(lib)
+    nn = lib.nn
+    lib.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(), nn.Linear(SIZES[1], SIZES[2]))
+    if weights is not None:
+        model.load_state_dict({k: lib.from_numpy(np.ascontiguousarray(v)) for k, v in weights.items()})
+    return model.to(device)
+
+
+def numpy_weights(model) -> dict:
+    """The model's ``state_dict`` as NumPy arrays (copied to the host), for :func:`make_model`'s ``weights``."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+
+
+def batch_order(n: int, epoch: int, seed: int = 0) -> np.ndarray:
+    """The shuffled sample order of ``epoch``: a permutation of ``range(n)``, the same for every ``lib``."""
+    return np.random.default_rng([seed, epoch]).permutation(n)
+
+
+def make_optimizer(model, name: str = "sgd", lr: float | None = None, lib=None):
+    """``SGD(lr=0.1, momentum=0.9)`` or ``Adam(lr=1e-3)`` over ``model.parameters()``.
+
+    Raises
+    ------
+    ValueError
+        For a name other than ``"sgd"`` or ``"adam"``.
+    """
+    lib = _lib(lib)
+    name = name.lower()
+    if name not in DEFAULT_LR:
+        raise ValueError(f"optimizer must be 'sgd' or 'adam', got {name!r}")
+    lr = DEFAULT_LR[name] if lr is None else lr
+    if name == "sgd":
+        return lib.optim.SGD(model.parameters(), lr=lr, momentum=SGD_MOMENTUM)
+    return lib.optim.Adam(model.parameters(), lr=lr)
+
+
+def _tensors(data: dict, lib, device):
+    return {k: lib.from_numpy(v).to(device) for k, v in data.items()}
+
+
+def train_epoch(model, optimizer, X, y, order, batch_size: int = 64, lib=None, on_step=None) -> float:
+    """One pass over ``X, y`` in ``order``, in batches: forward, cross-entropy, backward, step.
+
+    Parameters
+    ----------
+    model, optimizer
+        From :func:`make_model` and :func:`make_optimizer`, same ``lib``.
+    X, y : Tensor
+        Training features ``(N, 64)`` float32 and labels ``(N,)`` int64 on
+        the model's device.
+    order : ndarray
+        A permutation of ``range(N)`` (see :func:`batch_order`).
+    on_step : callable, optional
+        ``on_step(step, n_steps, loss)`` after every batch (``loss``: float).
+
+    Returns
+    -------
+    float
+        The mean training loss over the epoch's samples.
+    """
+    lib = _lib(lib)
+    F = lib.nn.functional
+    idx = lib.from_numpy(np.ascontiguousarray(order)).to(X.device)
+    Xp, yp = X[idx], y[idx]
+    n = Xp.shape[0]
+    n_steps = (n + batch_size - 1) // batch_size
+    total = 0.0
+    for step, start in enumerate(range(0, n, batch_size)):
+        xb, yb = Xp[start:start + batch_size], yp[start:start + batch_size]
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        value = loss.item()
+        total += value * xb.shape[0]
+        if on_step is not None:
+            on_step(step, n_steps, value)
+    return total / n
+
+
+def evaluate(model, X, y, lib=None) -> float:
+    """Accuracy of ``model`` on ``X, y`` (a fraction in [0, 1]), computed under ``no_grad``."""
+    lib = _lib(lib)
+    with lib.no_grad():
+        pred = model(X).argmax(1)
+        return (pred == y).sum().item() / y.shape[0]
+
+
+def train(model, epochs: int = 10, optimizer="sgd", lr: float | None = None, batch_size: int = 64, device=None,
+          seed: int = 0, data: dict | None = None, lib=None, callback=None, on_step=None) -> dict:
+    """Train ``model`` on the digits and measure it after every epoch.
+
+    Parameters
+    ----------
+    model
+        From :func:`make_model` (same ``lib``).
+    epochs : int
+        Passes over the training set (10 reach about 97% with SGD).
+    optimizer : {"sgd", "adam"} or Optimizer
+        A name (see :func:`make_optimizer`) or a ready optimizer.
+    lr : float, optional
+        Learning rate for a named optimizer.
+    batch_size : int
+        Default 64.
+    device : str, optional
+        Moves the model (``model.to(device)``) and the data there; default:
+        where the model's parameters are.
+    seed : int
+        Seeds the split (:func:`load_data`) and the batch order.
+    data : dict, optional
+        Arrays from :func:`load_data` (loaded when None).
+    lib : module, optional
+        ``leafkit`` (default) or ``torch``.
+    callback : callable, optional
+        ``callback(epoch, stats)`` after every epoch, ``stats`` being that
+        epoch's entry of the history (``loss``, ``train_acc``, ``test_acc``,
+        ``seconds``).
+    on_step : callable, optional
+        ``on_step(epoch, step, n_steps, loss)`` after every batch.
+
+    Returns
+    -------
+    dict
+        Lists, one entry per epoch: ``"loss"`` (mean training loss),
+        ``"train_acc"``, ``"test_acc"`` (fractions), ``"seconds"`` (training
+        time of the epoch, evaluation excluded).
+    """
+    lib = _lib(lib)
+    if device is not None:
+        model.to(device)
+    dev = next(iter(model.parameters())).device
+    data = load_data(seed) if data is None else data
+    t = _tensors(data, lib, dev)
+    opt = make_optimizer(model, optimizer, lr, lib) if isinstance(optimizer, str) else optimizer
+    history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
+    model.train()
+    for epoch in range(epochs):
+        step_cb = None if on_step is None else (lambda s, n, v, e=epoch: on_step(e, s, n, v))
+        t0 = time.perf_counter()
+        loss = train_epoch(model, opt, t["X_train"], t["y_train"], batch_order(len(data["y_train"]), epoch, seed),
+                           batch_size, lib, step_cb)
+        seconds = time.perf_counter() - t0
+        model.eval()
+        stats = {"loss": loss, "train_acc": evaluate(model, t["X_train"], t["y_train"], lib),
+                 "test_acc": evaluate(model, t["X_test"], t["y_test"], lib), "seconds": seconds}
+        model.train()
+        for k, v in stats.items():
+            history[k].append(v)
+        if callback is not None:
+            callback(epoch, stats)
+    return history
+
+
+# -- command line ---------------------------------------------------------------------------------
+class _ProgressBar:
+    """A one-line text progress bar redrawn with ``\\r`` (only where the stream is interactive)."""
+
+    def __init__(self, stream, width: int = 24, live: bool | None = None):
+        self.stream = stream
+        self.width = width
+        if live is None:
+            live = bool(getattr(stream, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+        self.live = live
+
+    def bar(self, done: int, total: int) -> str:
+        filled = self.width * done // max(total, 1)
+        return "[" + "#" * filled + "." * (self.width - filled) + f"] {done:>{len(str(total))}}/{total}"
+
+    def update(self, prefix: str, done: int, total: int) -> None:
+        if self.live:
+            self.stream.write("\r" + prefix + " " + self.bar(done, total))
+            self.stream.flush()
+
+    def finish(self, prefix: str, total: int, suffix: str) -> None:
+        self.stream.write(("\r" if self.live else "") + prefix + " " + self.bar(total, total) + "  " + suffix + "\n")
+        self.stream.flush()
+
+
+def main(argv=None) -> dict:
+    """The CLI: train and print per-epoch loss and accuracy with a progress bar; returns the history."""
+    p = argparse.ArgumentParser(prog="python -m leafkit.examples.digits",
+                                description="Train a 64-128-10 MLP on scikit-learn's handwritten digits.")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
+    p.add_argument("--lr", type=float, default=None, help="default: 0.1 for SGD (momentum 0.9), 0.001 for Adam")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--device", default="cpu", help="cpu or cuda (simulated in host memory without a GPU)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--torch", action="store_true", help="run the same script on real PyTorch instead of leafkit")
+    p.add_argument("--no-progress", action="store_true", help="print only one line per epoch")
+    args = p.parse_args(argv)
+
+    if args.torch:
+        import torch as lib
+    else:
+        import leafkit as lib
+    out = sys.stdout
+    if not args.torch and str(args.device).startswith("cuda"):
+        backend = lib.cuda.backend()
+        note = {"cupy": "a real GPU (CuPy)", "simulated": "simulated in host memory (no GPU)"}.get(backend)
+        if note:
+            out.write(f"device cuda: {note}\n")
+    data = load_data(args.seed)
+    model = make_model(args.seed, lib, args.device)
+    out.write(f"{'PyTorch' if args.torch else 'leafkit'} | {model[0]} -> ReLU -> {model[2]}\n")
+    out.write(f"digits: {len(data['y_train'])} train / {len(data['y_test'])} test | {args.optimizer} "
+              f"lr={args.lr or DEFAULT_LR[args.optimizer]} | batch {args.batch_size} | device {args.device}\n")
+    bar = _ProgressBar(out, live=False if args.no_progress else None)
+    width = len(str(args.epochs))
+
+    def prefix(epoch):
+        return f"epoch {epoch + 1:>{width}}/{args.epochs}"
+
+    def on_step(epoch, step, n_steps, loss):
+        bar.update(prefix(epoch), step + 1, n_steps)
+
+    n_steps = (len(data["y_train"]) + args.batch_size - 1) // args.batch_size
+
+    def callback(epoch, s):
+        bar.finish(prefix(epoch), n_steps, f"loss {s['loss']:.4f}  train {s['train_acc']:6.2%}  "
+                                           f"test {s['test_acc']:6.2%}  {s['seconds']:.2f}s")
+
+    t0 = time.perf_counter()
+    history = train(model, args.epochs, args.optimizer, args.lr, args.batch_size, None, args.seed, data, lib,
+                    callback, on_step)
+    out.write(f"final test accuracy {history['test_acc'][-1]:.2%} | training {sum(history['seconds']):.2f}s, "
+              f"total {time.perf_counter() - t0:.2f}s\n")
+    return history
+
+
+if __name__ == "__main__":
+    main()
