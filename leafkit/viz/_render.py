@@ -1,0 +1,126 @@
+"""Rendering with Graphviz's ``dot``, an SVG cache, and the text fallback.
+
+A drawing never raises at a learner: when the ``dot`` program is missing (or
+fails), notebooks show a text tree of the graph and one sentence on how to
+install Graphviz.  SVG renderings are cached by DOT source in a small LRU dict,
+so toggling back and forth between states in an explorer costs a dictionary
+lookup, not a ``dot`` run.
+"""
+from __future__ import annotations
+
+import html
+import shutil
+from collections import OrderedDict
+
+import graphviz
+
+__all__ = ["INSTALL_HINT", "dot_available", "render_svg", "clear_svg_cache",
+           "display_bundle", "AutogradDigraph", "SVG_CACHE_SIZE"]
+
+INSTALL_HINT = ("Graphviz's `dot` program is not installed, so this is a text view of the graph; "
+                "to see the picture, install Graphviz (`apt install graphviz`, "
+                "`brew install graphviz` or `conda install graphviz`) and run the cell again.")
+
+SVG_CACHE_SIZE = 128
+_SVG_CACHE: "OrderedDict[tuple, str]" = OrderedDict()
+
+
+def dot_available() -> bool:
+    """True when Graphviz's ``dot`` executable is on ``PATH``."""
+    return shutil.which("dot") is not None
+
+
+def clear_svg_cache() -> None:
+    """Forget every cached SVG rendering."""
+    _SVG_CACHE.clear()
+
+
+def render_svg(source, engine: str = "dot"):
+    """Render DOT source (or a ``graphviz.Digraph``) to SVG text, with caching.
+
+    Parameters
+    ----------
+    source : str or graphviz.Digraph
+        The DOT source, or a graph whose ``.source`` is used.
+    engine : str, default ``"dot"``
+        The Graphviz layout program.
+
+    Returns
+    -------
+    str or None
+        The SVG document, or ``None`` when ``dot`` is not installed or failed.
+        Never raises for a missing or failing Graphviz.
+    """
+    src = getattr(source, "source", source)
+    key = (engine, src)
+    svg = _SVG_CACHE.get(key)
+    if svg is not None:
+        _SVG_CACHE.move_to_end(key)
+        return svg
+    if not dot_available():
+        return None
+    try:
+        svg = graphviz.pipe(engine, "svg", src.encode("utf-8"), quiet=True).decode("utf-8")
+    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, OSError, ValueError):
+        return None
+    _SVG_CACHE[key] = svg
+    while len(_SVG_CACHE) > SVG_CACHE_SIZE:
+        _SVG_CACHE.popitem(last=False)
+    return svg
+
+
+def display_bundle(source, text_fn, include=None, exclude=None) -> dict:
+    """The IPython mimebundle for a drawing: SVG, or the text tree plus the hint.
+
+    ``text_fn`` is called only when the text view is needed.
+    """
+    try:
+        svg = render_svg(source)
+    except Exception:  # never a traceback in a notebook
+        svg = None
+    if svg is not None:
+        bundle = {"image/svg+xml": svg, "text/plain": "<leafkit drawing>"}
+    else:
+        try:
+            text = text_fn()
+        except Exception:
+            text = "(the graph could not be summarised as text)"
+        bundle = {
+            "text/plain": text + "\n\n" + INSTALL_HINT,
+            "text/html": ('<pre style="line-height:1.25">' + html.escape(text) + "</pre>"
+                          '<p style="color:#8a6d3b">' + html.escape(INSTALL_HINT) + "</p>"),
+        }
+    if include is not None:
+        inc = set(include)
+        bundle = {k: v for k, v in bundle.items() if k in inc}
+    if exclude:
+        bundle = {k: v for k, v in bundle.items() if k not in set(exclude)}
+    return bundle
+
+
+class AutogradDigraph(graphviz.Digraph):
+    """A ``graphviz.Digraph`` that displays safely in notebooks.
+
+    It is a plain ``graphviz.Digraph`` (``source``, ``pipe``, ``render``,
+    ``view`` all work), with two additions: SVG renderings are cached by
+    source, and without Graphviz's ``dot`` it displays as a readable text tree
+    (:attr:`text`) plus one sentence on installing Graphviz instead of raising
+    ``graphviz.ExecutableNotFound``.
+    """
+
+    _lk_text_fn = None
+
+    @property
+    def text(self) -> str:
+        """The graph as an indented text tree (what is shown without ``dot``)."""
+        fn = self._lk_text_fn
+        return fn() if fn is not None else self.source
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **_):
+        return display_bundle(self.source, lambda: self.text, include, exclude)
+
+    def _repr_svg_(self):
+        return render_svg(self.source)
+
+    def _repr_image_svg_xml(self):
+        return render_svg(self.source)

@@ -1,0 +1,487 @@
+"""``draw``: the variables view, the picture the leaf-tensor articles are about.
+
+Each named Python variable is a box (name, ``is_leaf``, ``requires_grad``,
+``grad_fn``, ``device``, and ``.grad`` when set).  Edges run from each
+variable to the backward node that made it, through the graph nodes between
+them; a detached tensor is linked to its source by a dashed "shares storage"
+edge that carries no gradient; tensors that do not require grad stand apart.
+``draw(..., previous=earlier)`` marks what changed since an earlier drawing.
+"""
+from __future__ import annotations
+
+import html
+
+from . import _inspect as I
+from ._graph import DEFAULT_MAX_NODES, SHARE, Model, collapse, to_digraph
+from ._render import display_bundle, render_svg
+from .dot import COLORS, walk
+
+__all__ = ["draw", "VariablesDrawing"]
+
+NONLEAF_FILL = COLORS["output"]      # green: a tensor made by an op (torchviz's output colour)
+NONLEAF_BORDER = "#1b5e20"
+NONLEAF_BADGE = "#c62828"
+LEAF_FILL = COLORS["leaf"]
+NOGRAD_BORDER = "#9e9e9e"
+NEW_COLOR = "#ef6c00"
+FLIP_COLOR = "#d50000"
+GRID_COLUMNS = 4
+
+GRAPH_ATTR = dict(rankdir="TB", nodesep="0.3", ranksep="0.35", fontname="Helvetica",
+                  fontsize="10", labelloc="b", labeljust="l")
+NODE_ATTR = dict(shape="box", style="filled,rounded", fontname="Helvetica", fontsize="10",
+                 fillcolor=COLORS["backward"], margin="0.08,0.04")
+EDGE_ATTR = dict(arrowsize="0.7", color="#555555", fontname="Helvetica")
+LEGEND = ("light blue: leaf    green: NON-LEAF (made by an op)    grey: backward node    "
+          "white, dashed: requires_grad=False    dashed edge: shares storage, no gradient")
+
+_VAR_FIELDS = ("is_leaf", "requires_grad", "grad_fn", "device", "grad")
+
+
+def _h(s) -> str:
+    return html.escape(str(s), quote=True)
+
+
+class _Var:
+    __slots__ = ("names", "t", "is_leaf", "rg", "fn", "fn_name", "output_nr", "device", "shape",
+                 "grad", "retains", "hooks", "ptr", "node")
+
+    def __init__(self, name, t):
+        self.names = [name]
+        self.t = t
+        self.is_leaf = bool(t.is_leaf)
+        self.rg = bool(t.requires_grad)
+        self.fn = t.grad_fn
+        self.fn_name = I.node_name(self.fn) if self.fn is not None else None
+        try:
+            self.output_nr = int(getattr(t, "output_nr", 0))
+        except Exception:
+            self.output_nr = 0
+        self.device = I.device_str(t)
+        self.shape = I.shape_str(t)
+        g = I.safe_grad(t)
+        self.grad = None if g is None else I.format_values(g)
+        self.retains = I.retains_grad(t) and not self.is_leaf
+        self.hooks = I.hook_count(t)
+        self.ptr = I.storage_ptr(t)
+        self.node = -1
+
+    @property
+    def name(self):
+        return " = ".join(self.names)
+
+    def state(self):
+        return {"is_leaf": self.is_leaf, "requires_grad": self.rg, "grad_fn": self.fn_name,
+                "device": self.device, "grad": self.grad, "shape": self.shape,
+                "retains_grad": self.retains, "hooks": self.hooks}
+
+
+def _collect(mapping, named):
+    items = []
+    if mapping is not None:
+        if not hasattr(mapping, "items"):
+            raise TypeError(f"draw() takes a mapping of names to tensors, got {type(mapping).__name__}")
+        for name, t in mapping.items():
+            if isinstance(name, str) and not name.startswith("_") and I.is_tensor(t):
+                items.append((name, t))
+    for name, t in named.items():
+        if not I.is_tensor(t):
+            raise TypeError(f"draw() keyword {name!r} must be a tensor, got {type(t).__name__}")
+        items.append((name, t))
+    return items
+
+
+def _var_label(v: _Var, change):
+    """An HTML-like label: a header row (name + badge) and one row per field."""
+    if v.is_leaf:
+        badge, badge_bg = ("leaf", "#1565c0") if v.rg else ("leaf, no grad", "#757575")
+    else:
+        badge, badge_bg = "NON-LEAF", NONLEAF_BADGE
+    rows = [
+        f'<TR><TD ALIGN="LEFT"><B><FONT POINT-SIZE="13">{_h(v.name)}</FONT></B></TD>'
+        f'<TD ALIGN="RIGHT" BGCOLOR="{badge_bg}"><FONT COLOR="white"><B> {_h(badge)} </B></FONT></TD></TR>'
+    ]
+
+    def row(text, bold=False, color=None):
+        t = _h(text)
+        if bold:
+            t = f"<B>{t}</B>"
+        if color:
+            t = f'<FONT COLOR="{color}">{t}</FONT>'
+        rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="2">{t}</TD></TR>')
+
+    flip = change.get("flipped") if change else None
+    if flip:
+        row(f"is_leaf: {flip[0]} \u2192 {flip[1]}", bold=True, color=FLIP_COLOR)
+    else:
+        row(f"is_leaf={v.is_leaf}", bold=not v.is_leaf)
+    row(f"requires_grad={v.rg}")
+    row(f"grad_fn={v.fn_name}" if v.fn_name else "grad_fn=None")
+    row(f"device={v.device}   shape={v.shape}")
+    if v.grad is not None:
+        row(f"grad={v.grad}", bold=True)
+    if v.retains:
+        row("retains_grad \u2713", color="#6a1b9a")
+    if v.hooks:
+        row(f"hooks: {v.hooks}", color="#6a1b9a")
+    if change and change.get("new"):
+        row("NEW since previous drawing", bold=True, color=NEW_COLOR)
+    elif change and change.get("changed"):
+        row("changed: " + ", ".join(change["changed"]), bold=True, color=NEW_COLOR)
+    return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
+            + "".join(rows) + "</TABLE>>")
+
+
+def _var_text(v: _Var) -> str:
+    kind = "leaf" if v.is_leaf else "NON-LEAF"
+    parts = [f"{v.name} [{kind}] requires_grad={v.rg} grad_fn={v.fn_name} device={v.device}"]
+    if v.grad is not None:
+        parts.append(f"grad={v.grad}")
+    if v.retains:
+        parts.append("retains_grad")
+    if v.hooks:
+        parts.append(f"hooks={v.hooks}")
+    return " ".join(parts)
+
+
+def _signatures(order, children, leaf_name):
+    """Stable signatures for graph nodes: name + the signatures of its inputs.
+
+    Computed bottom-up with an explicit stack.  The same structure gives the
+    same signature in another drawing, so nodes can be matched across states.
+    """
+    n = len(order)
+    sig = [None] * n
+    for start in range(n):
+        if sig[start] is not None:
+            continue
+        stack = [(start, False)]
+        while stack:
+            k, expanded = stack.pop()
+            if sig[k] is not None:
+                continue
+            if not expanded:
+                stack.append((k, True))
+                for c, _ in children[k]:
+                    if c is not None and sig[c] is None:
+                        stack.append((c, False))
+                continue
+            fn = order[k]
+            if I.is_accumulate_grad(fn):
+                sig[k] = "leaf:" + leaf_name(fn.variable)
+            else:
+                inner = ",".join("-" if c is None else f"{sig[c]}/{nr}" for c, nr in children[k])
+                sig[k] = I.node_name(fn) + ":" + I.short_sig(I.node_name(fn) + "(" + inner + ")")
+    seen: dict = {}
+    out = []
+    for s in sig:
+        c = seen.get(s, 0)
+        seen[s] = c + 1
+        out.append(s if c == 0 else f"{s}#{c}")
+    return out
+
+
+class VariablesDrawing:
+    """The result of :func:`draw`: a drawing of named variables and their graph.
+
+    Attributes
+    ----------
+    digraph : AutogradDigraph
+        The ``graphviz.Digraph`` (``.source`` is its DOT text).
+    state : dict
+        ``{"variables": {name: {is_leaf, requires_grad, grad_fn, device, grad,
+        shape, retains_grad, hooks}}, "nodes": {signature: node name}}``: what
+        ``draw(previous=...)`` compares.  Plain data, JSON-serialisable.
+    changes : dict
+        Versus ``previous``: ``{"added_variables", "gone_variables",
+        "flipped" (names whose is_leaf changed), "changed" (name -> fields),
+        "added_nodes", "gone_nodes"}``; all empty without ``previous``.
+    """
+
+    def __init__(self, digraph, state, changes):
+        self.digraph = digraph
+        self.state = state
+        self.changes = changes
+
+    @property
+    def source(self) -> str:
+        """The DOT source (byte-identical for the same program)."""
+        return self.digraph.source
+
+    @property
+    def text(self) -> str:
+        """The drawing as a text tree (what notebooks show without ``dot``)."""
+        return self.digraph.text
+
+    def pipe(self, format: str = "svg", **kwargs):
+        """Render with Graphviz (``graphviz.Digraph.pipe``)."""
+        return self.digraph.pipe(format=format, **kwargs)
+
+    def render(self, *args, **kwargs):
+        """Save and render with Graphviz (``graphviz.Digraph.render``)."""
+        return self.digraph.render(*args, **kwargs)
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **_):
+        return display_bundle(self.source, lambda: self.text, include, exclude)
+
+    def _repr_svg_(self):
+        return render_svg(self.source)
+
+    def __repr__(self):
+        return (f"<VariablesDrawing: {len(self.state['variables'])} variables, "
+                f"{len(self.state['nodes'])} graph nodes>")
+
+
+def _prev_state(previous):
+    if previous is None:
+        return None
+    if isinstance(previous, VariablesDrawing):
+        return previous.state
+    if isinstance(previous, dict) and "variables" in previous and "nodes" in previous:
+        return previous
+    raise TypeError("previous= must be an earlier draw() result (or its .state)")
+
+
+def draw(mapping=None, /, previous=None, **named_tensors) -> VariablesDrawing:
+    """Draw named tensors as boxes, with the autograd graph that links them.
+
+    This is the "variables view": each named Python variable is a box showing
+    its name, ``is_leaf``, ``requires_grad``, ``grad_fn``, ``device`` and
+    ``.grad`` when set (read only where PyTorch does not warn: on leaves and on
+    tensors that ``retains_grad``).  Leaves are light blue; non-leaves are
+    green with a red "NON-LEAF" badge, so they stand out at a glance.  An edge
+    runs from the backward node that made a variable (its ``grad_fn``) to the
+    variable, and the graph nodes between variables are drawn as in
+    :func:`make_dot` (grey; an ``AccumulateGrad`` is the leaf it feeds).  A
+    tensor that shares storage with another named tensor but does not require
+    grad (``y = x.detach()``) gets a dashed "shares storage" edge from its
+    source: memory is shared, no gradient flows.  Tensors that do not require
+    grad stand apart, in a dashed frame.
+
+    Parameters
+    ----------
+    mapping : dict of str to Tensor, optional (positional only)
+        Names and tensors, e.g. ``locals()``: entries that are not tensors, or
+        whose names start with ``_``, are skipped.
+    previous : VariablesDrawing or dict, optional
+        An earlier drawing (or its ``.state``).  Variables are matched by
+        name, graph nodes by a signature of their name and inputs.  New
+        variables and nodes get an orange border, variables whose ``is_leaf``
+        flipped a red one (``is_leaf: True → False``), and what is gone is
+        drawn as a dotted ghost in a "gone since the previous drawing" frame.
+    **named_tensors : Tensor
+        More names and tensors (``draw(a=a, b=b)``).
+
+    Returns
+    -------
+    VariablesDrawing
+        With ``.digraph`` (a ``graphviz.Digraph``), ``.source``, ``.state``,
+        ``.changes`` and ``.text``; displays as SVG in notebooks (cached by
+        source), or as a text tree when Graphviz's ``dot`` is missing.
+
+    Raises
+    ------
+    TypeError
+        If a keyword value is not a tensor, ``mapping`` is not a mapping, or
+        ``previous`` is not a drawing.
+
+    Notes
+    -----
+    Works on torch and leafkit tensors alike (only PyTorch's public autograd
+    API is read).  The same program gives byte-identical DOT source.
+    """
+    prev = _prev_state(previous)
+    items = _collect(mapping, named_tensors)
+    vars_: list = []
+    by_id: dict = {}
+    name_of: dict = {}
+    for name, t in items:
+        v = by_id.get(id(t))
+        if v is not None:
+            if name not in v.names:
+                v.names.append(name)
+            continue
+        v = _Var(name, t)
+        by_id[id(t)] = v
+        vars_.append(v)
+    for v in vars_:
+        name_of[id(v.t)] = v.name
+
+    # changes versus previous
+    changes = {"added_variables": [], "gone_variables": [], "flipped": [], "changed": {},
+               "added_nodes": [], "gone_nodes": []}
+    var_change: dict = {}
+    cur_states = {}
+    for v in vars_:
+        st = v.state()
+        for n in v.names:
+            cur_states[n] = st
+    if prev is not None:
+        pv = prev["variables"]
+        for v in vars_:
+            ch = {}
+            for n in v.names:
+                old = pv.get(n)
+                if old is None:
+                    ch["new"] = True
+                    changes["added_variables"].append(n)
+                    continue
+                st = cur_states[n]
+                if old.get("is_leaf") != st["is_leaf"]:
+                    ch["flipped"] = (old.get("is_leaf"), st["is_leaf"])
+                    changes["flipped"].append(n)
+                diff = [f for f in _VAR_FIELDS if f != "is_leaf" and old.get(f) != st[f]]
+                if diff:
+                    ch["changed"] = diff
+                    changes["changed"][n] = diff
+            if ch:
+                var_change[id(v)] = ch
+        changes["gone_variables"] = [n for n in pv if n not in cur_states]
+
+    model = Model(GRAPH_ATTR, NODE_ATTR, EDGE_ATTR)
+    model.graph_attr["label"] = LEGEND
+    apart = [v for v in vars_ if not v.rg]
+    if apart:
+        model.clusters["nograd"] = dict(label="requires_grad=False: not part of any graph",
+                                        style="dashed,rounded", color=NOGRAD_BORDER,
+                                        fontcolor="#616161", fontsize="10", labeljust="l")
+
+    def add_var(v):
+        ch = var_change.get(id(v))
+        attrs = {}
+        if not v.rg:
+            attrs.update(fillcolor="white", style="filled,rounded,dashed", color=NOGRAD_BORDER)
+        elif v.is_leaf:
+            attrs.update(fillcolor=LEAF_FILL)
+        else:
+            attrs.update(fillcolor=NONLEAF_FILL, color=NONLEAF_BORDER, penwidth="2.5")
+        if v.retains or v.hooks:
+            attrs.update(peripheries="2")
+        if ch:
+            if ch.get("flipped"):
+                attrs.update(color=FLIP_COLOR, penwidth="4")
+            else:
+                attrs.update(color=NEW_COLOR, penwidth="3")
+        v.node = model.add_node("var", v.name, _var_label(v, ch), _var_text(v),
+                                cluster=None if v.rg else "nograd", sig="var:" + v.name, **attrs)
+
+    for v in vars_:
+        if v.rg:
+            add_var(v)
+
+    # the graph between variables
+    roots = [v.fn for v in vars_ if v.fn is not None]
+    order, children = walk(roots)
+
+    def leaf_name(t):
+        n = name_of.get(id(t))
+        return n if n is not None else "unnamed" + I.shape_str(t)
+
+    sigs = _signatures(order, children, leaf_name)
+    prev_nodes = prev["nodes"] if prev is not None else None
+    made = {}   # (id(fn), output_nr) -> var node
+    for v in vars_:
+        if v.fn is not None:
+            made.setdefault((id(v.fn), v.output_nr), v.node)
+    fn_node = [0] * len(order)
+    unnamed: dict = {}
+    node_state = {}
+    for k, fn in enumerate(order):
+        is_new = prev_nodes is not None and sigs[k] not in prev_nodes
+        if I.is_accumulate_grad(fn):
+            var = fn.variable
+            v = by_id.get(id(var))
+            if v is not None and v.node >= 0:
+                fn_node[k] = v.node
+                continue
+            if id(var) in unnamed:
+                fn_node[k] = unnamed[id(var)]
+                continue
+            node_state[sigs[k]] = "leaf"
+            if is_new:
+                changes["added_nodes"].append(sigs[k])
+            label = (f"(unnamed leaf)\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
+                     f"\\nrequires_grad={bool(var.requires_grad)}")
+            attrs = dict(fillcolor=LEAF_FILL, fontsize="9", style="filled,rounded")
+            if is_new:
+                attrs.update(color=NEW_COLOR, penwidth="3")
+            i = model.add_node("leaf", "unnamed leaf", label,
+                               f"(unnamed leaf) {I.shape_str(var)} device={I.device_str(var)}",
+                               sig=sigs[k], **attrs)
+            unnamed[id(var)] = i
+            fn_node[k] = i
+            continue
+        name = I.node_name(fn)
+        node_state[sigs[k]] = name
+        if is_new:
+            changes["added_nodes"].append(sigs[k])
+        freed = I.node_freed(fn)
+        label = name + ("\\n(freed)" if freed else "") + ("\\n(new)" if is_new else "")
+        attrs = {}
+        if freed:
+            attrs.update(style="filled,rounded,dashed", fillcolor=COLORS["freed"], fontcolor="#777777")
+        if is_new:
+            attrs.update(color=NEW_COLOR, penwidth="3")
+        fn_node[k] = model.add_node("fn", name, label, name + (" (freed)" if freed else ""),
+                                    sig=sigs[k], **attrs)
+    for k, kids in enumerate(children):
+        for c, nr in kids:
+            if c is None:
+                continue
+            src = made.get((id(order[c]), nr), fn_node[c])
+            model.add_edge(src, fn_node[k])
+    index = {id(fn): k for k, fn in enumerate(order)}
+    for v in vars_:
+        if v.fn is not None:
+            src = fn_node[index[id(v.fn)]]
+            if made.get((id(v.fn), v.output_nr)) == v.node:
+                model.add_edge(src, v.node, penwidth="1.5")
+            else:  # a second variable made by the same node output (e.g. an alias view)
+                model.add_edge(src, v.node, style="dotted")
+
+    for v in apart:
+        add_var(v)
+    # tensors that don't require grad, laid out in a grid inside their frame, in order
+    if apart:
+        model.rows["nograd"] = [[model.nodes[v.node] for v in apart[r:r + GRID_COLUMNS]]
+                                for r in range(0, len(apart), GRID_COLUMNS)]
+
+    # dashed "shares storage" edges (detach): no gradient flows along them
+    groups: dict = {}
+    for v in vars_:
+        if v.ptr is not None:
+            groups.setdefault(v.ptr, []).append(v)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        src = next((m for m in members if m.rg), members[0])
+        for m in members:
+            if m is src or m.rg:
+                continue
+            model.add_edge(src.node, m.node, SHARE, style="dashed", color="#1565c0",
+                           fontcolor="#1565c0", fontsize="9", arrowhead="empty",
+                           label=" shares storage\\n (detach: no gradient)")
+
+    # ghosts of what is gone since the previous drawing
+    if prev is not None:
+        gone_vars = changes["gone_variables"]
+        gone_nodes = [s for s in prev["nodes"] if s not in node_state]
+        changes["gone_nodes"] = gone_nodes
+        if gone_vars or gone_nodes:
+            model.clusters["gone"] = dict(label="gone since the previous drawing", style="dotted",
+                                          color="#9e9e9e", fontcolor="#757575", fontsize="10")
+            for n in gone_vars:
+                model.add_node("ghost", n, f"{n}\\n(gone)", f"{n} (gone)", cluster="gone",
+                               style="dotted,rounded", fillcolor="white", fontcolor="#9e9e9e",
+                               color="#9e9e9e")
+            for s in gone_nodes:
+                nm = prev["nodes"][s]
+                label = "(unnamed leaf)" if nm == "leaf" else nm
+                model.add_node("ghost", nm, f"{label}\\n(gone)", f"{label} (gone)", cluster="gone",
+                               style="dotted,rounded", fillcolor="white", fontcolor="#9e9e9e",
+                               color="#9e9e9e")
+
+    model = collapse(model, DEFAULT_MAX_NODES)
+    dg = to_digraph(model, text_title="variables (outputs first, inputs indented below):")
+    state = {"variables": cur_states, "nodes": node_state}
+    return VariablesDrawing(dg, state, changes)
