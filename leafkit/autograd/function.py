@@ -251,7 +251,7 @@ def _save(to_save, args, results, array_api):
         arr = item._data if (not array_api and isinstance(item, Tensor)) else item
         owner = None
         for a in args:
-            if a.__class__ is Tensor and a._data is arr:
+            if isinstance(a, Tensor) and a._data is arr:  # Parameter (a subclass) included
                 owner = a
                 break
         else:
