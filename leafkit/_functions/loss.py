@@ -48,7 +48,7 @@ class NllLossBackward0(Op):
     @staticmethod
     def forward(ctx, x, target, weight, reduction, ignore_index):
         check_reduction(reduction)
-        if target.dtype.kind not in "iu" or (target.dtype.kind == "u" and target.dtype.itemsize != 1):
+        if target.dtype != np.int64 and target.dtype != np.uint8:
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype_word(target.dtype)}")
         if x.ndim not in (1, 2):
             raise NotImplementedError(f"leafkit's nll_loss takes input of shape (N, C) or (C,); got {x.ndim}-D input "

@@ -20,8 +20,9 @@ class Parameter(Tensor):
 
     Raises
     ------
-    TypeError
-        When ``data`` is not a Tensor.
+    AttributeError
+        When ``data`` is not a Tensor ("'list' object has no attribute
+        'detach'", PyTorch 2.13's error).
     RuntimeError
         ``requires_grad=True`` on a non-floating dtype ("Only Tensors of
         floating point and complex dtype can require gradients").
@@ -43,9 +44,8 @@ class Parameter(Tensor):
         if data is None:
             from .._creation import empty
             data = empty(0)
-        if not isinstance(data, Tensor):
-            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
-                            f"{type(data).__name__}")
+        if not isinstance(data, Tensor):  # PyTorch 2.13 fails on ``data.detach()``
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
         if requires_grad and data._data.dtype.kind not in "fc":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = object.__new__(cls)
