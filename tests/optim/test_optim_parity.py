@@ -1,0 +1,61 @@
+"""SGD and Adam next to real PyTorch: same trajectories (float32), same reprs, same errors. Skipped without torch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import leafkit
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
+
+
+def trajectory(lib, name, kw, steps=8):
+    rng = np.random.default_rng(0)
+    W = lib.nn.Parameter(lib.tensor(rng.standard_normal((3, 4)).astype(np.float32)))
+    b = lib.nn.Parameter(lib.tensor(rng.standard_normal(3).astype(np.float32)))
+    frozen = lib.nn.Parameter(lib.tensor([1.0, 2.0]))  # never gets a grad: skipped
+    opt = getattr(lib.optim, name)([{"params": [W, frozen]}, {"params": [b], "lr": kw["lr"] / 2}], **kw)
+    for _ in range(steps):
+        x = lib.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+        opt.zero_grad()
+        loss = ((x @ W.t() + b) ** 2).mean()
+        loss.backward()
+        opt.step()
+    return W.detach().numpy().copy(), b.detach().numpy().copy(), frozen.detach().numpy().copy()
+
+
+CONFIGS = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
+           ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
+           ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.3, maximize=True)),
+           ("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
+           ("Adam", dict(lr=0.01, betas=(0.3, 0.9))),
+           ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True))]
+
+
+@pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
+def test_same_trajectory_as_pytorch(name, kw):
+    got = trajectory(leafkit, name, kw)
+    want = trajectory(torch, name, kw)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert got[2].tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("name,kw", CONFIGS[:2] + CONFIGS[4:6])
+def test_same_repr_as_pytorch(name, kw):
+    def run(lib):
+        return repr(getattr(lib.optim, name)([lib.nn.Parameter(lib.zeros(1))], **kw))
+    assert run(leafkit) == run(torch)
+
+
+def test_state_keys_as_pytorch():
+    def run(lib, name, **kw):
+        p = lib.nn.Parameter(lib.zeros(2))
+        opt = getattr(lib.optim, name)([p], lr=0.1, **kw)
+        p.grad = lib.ones(2)
+        opt.step()
+        sd = opt.state_dict()
+        return sorted(opt.state[p]), sorted(sd), sorted(sd["param_groups"][0]), sorted(sd["state"])
+    for name, kw in [("SGD", {"momentum": 0.9}), ("Adam", {}), ("Adam", {"amsgrad": True})]:
+        assert run(leafkit, name, **kw) == run(torch, name, **kw)
