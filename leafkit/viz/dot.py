@@ -152,6 +152,11 @@ def make_dot(outputs, params=None, *, show_saved: bool = False, show_attrs: bool
     >>> y = (x * 3).sum()
     >>> make_dot(y, params={"x": x})          # doctest: +SKIP
     """
+    with I.gc_paused():
+        return _make_dot(outputs, params, show_saved, show_attrs, max_nodes)
+
+
+def _make_dot(outputs, params, show_saved, show_attrs, max_nodes):
     outs = _as_outputs(outputs)
     names: dict = {}
     for name, t in (params or {}).items():

@@ -290,6 +290,11 @@ def draw(mapping=None, /, previous=None, **named_tensors) -> VariablesDrawing:
     Works on torch and leafkit tensors alike (only PyTorch's public autograd
     API is read).  The same program gives byte-identical DOT source.
     """
+    with I.gc_paused():
+        return _draw(mapping, previous, named_tensors)
+
+
+def _draw(mapping, previous, named_tensors):
     prev = _prev_state(previous)
     items = _collect(mapping, named_tensors)
     vars_: list = []
