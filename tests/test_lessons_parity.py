@@ -1,0 +1,214 @@
+"""The lessons' experiments print the same lines on real PyTorch as on leafkit.
+
+Every lesson cell tagged ``parity`` (see scripts/build_lessons.py) is an
+experiment.  For each lesson this test runs its parity cells, in order, in one
+fresh namespace, twice:
+
+* as written (``import leafkit as torch``), and
+* on real PyTorch: ``import leafkit as torch`` becomes ``import torch``.
+
+and compares what each cell prints, line by line.  It also checks that the
+leafkit run prints what the notebook stores (the text nbval compares), so the
+lines compared here are the lines a learner reads.
+
+Cells that use cuda
+-------------------
+The PyTorch here is a CPU build (and CI has no GPU), while leafkit runs its
+``cuda`` device everywhere (on a GPU through CuPy, otherwise simulated).  In
+cells that mention ``cuda`` the torch copy swaps every device move for a dtype
+copy, which keeps each lesson's point: a differentiable copy of a tensor that
+requires grad is a non-leaf with ``grad_fn=ToCopyBackward0``, and a tensor
+created with ``requires_grad=True`` is a leaf.
+
+=====================  ====================  =====================================
+leafkit (lesson)       torch (this test)     same because
+=====================  ====================  =====================================
+``.cuda()``            ``.double()``         both are ``_to_copy``: ToCopyBackward0
+``device="cuda"``      ``dtype=torch.float64``  created by the user: still a leaf
+``.to("cpu")``         ``.float()``          float64 -> float32 is a real copy
+=====================  ====================  =====================================
+
+``.to("cpu")`` could not stay as it is: on a CPU tensor it returns the tensor
+itself (a leaf), which is exactly the point lesson 1 makes about a cuda
+tensor.  ``model.cuda()`` becomes ``model.double()``: both convert the
+parameters in place, so they stay leaves.
+
+Lines that differ, and why
+--------------------------
+Only device strings differ.  When two lines differ and leafkit's line names
+the cuda device, both get ``cuda:0`` / ``cuda`` / ``cpu`` replaced by
+``<device>`` and the tensor repr suffixes ``, device='cuda:0'`` (leafkit) and
+``, dtype=torch.float64`` (torch) removed, and must then be equal.  Every
+other line must match exactly (memory addresses masked).
+Today these lines differ before normalisation:
+
+* lesson 1: ``b: ... device: cuda:0``, ``c: ... device: cuda:0``,
+  ``e: ... device: cuda:0`` (torch: ``cpu``);
+* lesson 2: ``w1: ... device=cuda:0``, ``w2: ... device=cuda:0`` and
+  ``w1.grad: tensor([3.], device='cuda:0')`` (torch: ``cpu`` and
+  ``dtype=torch.float64``);
+* lesson 4: ``fix_1``, ``fix_2`` and ``model.weight`` ``device=cuda:0``.
+
+``test_device_differences_are_the_documented_ones`` keeps this list honest.
+
+Random numbers differ between leafkit (NumPy's generator) and PyTorch, so no
+parity cell prints a random value.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+TAG = "parity"
+
+pytestmark = [
+    pytest.mark.parity,
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                       reason="torch is not installed (pip install -e '.[parity]')"),
+]
+
+IMPORT_LEAFKIT = re.compile(r"^import leafkit as torch$", re.MULTILINE)
+#: leafkit spelling -> torch spelling, applied to cells that mention cuda (see the module docstring).
+CUDA_SWAPS = [
+    (re.compile(r"\.cuda\(\)"), ".double()"),
+    (re.compile(r"""device=["']cuda["']"""), "dtype=torch.float64"),
+    (re.compile(r"""\.to\(["']cpu["']\)"""), ".float()"),
+]
+ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+DEVICE_SUFFIX = re.compile(r", (device='cuda:0'|dtype=torch\.float64)")
+DEVICE_NAME = re.compile(r"\b(cuda:0|cuda|cpu)\b")
+
+#: (lesson prefix, start of the leafkit line) for every line that differs only in its device string.
+DOCUMENTED_DEVICE_LINES = {
+    ("01", "b: "), ("01", "c: "), ("01", "e: "),
+    ("02", "w1: "), ("02", "w2: "), ("02", "w1.grad: "),
+    ("04", "fix_1 "), ("04", "fix_2 "), ("04", "model.weight "),
+}
+
+
+def parity_cells(path: Path) -> list:
+    nb = nbformat.read(str(path), as_version=4)
+    return [c for c in nb.cells if c.cell_type == "code" and TAG in c.metadata.get("tags", [])]
+
+
+def uses_cuda(src: str) -> bool:
+    return "cuda" in src
+
+
+def to_torch(src: str) -> str:
+    src = IMPORT_LEAFKIT.sub("import torch", src)
+    if uses_cuda(src):
+        for pattern, repl in CUDA_SWAPS:
+            src = pattern.sub(repl, src)
+    return src
+
+
+def run_cells(sources: list, label: str) -> list:
+    """Exec the cells in one namespace; return each cell's stdout."""
+    ns: dict = {"__name__": f"__lesson_{label}__"}
+    outs = []
+    for i, src in enumerate(sources):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            try:
+                exec(compile(src, f"<{label} cell {i}>", "exec"), ns)
+            except Exception as exc:  # report which cell, with its source
+                raise AssertionError(f"{label}: parity cell {i} raised {type(exc).__name__}: {exc}\n{src}") from exc
+        outs.append(buf.getvalue())
+    return outs
+
+
+def stored_stdout(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+def normalise_device(line: str) -> str:
+    return DEVICE_NAME.sub("<device>", DEVICE_SUFFIX.sub("", line))
+
+
+def compare(lesson: str, cells, lk_outs, th_outs):
+    """Return (mismatches, device_lines): lines that differ, and lines that differ only in device."""
+    mismatches, device_lines = [], []
+    for n, (cell, lk, th) in enumerate(zip(cells, lk_outs, th_outs)):
+        lk_lines = ADDRESS.sub("0xADDR", lk).splitlines()
+        th_lines = ADDRESS.sub("0xADDR", th).splitlines()
+        if len(lk_lines) != len(th_lines):
+            mismatches.append(f"cell {n}: leafkit printed {len(lk_lines)} lines, torch {len(th_lines)}\n"
+                              f"--- leafkit\n{lk}--- torch\n{th}")
+            continue
+        for a, b in zip(lk_lines, th_lines):
+            if a == b:
+                continue
+            if "cuda" in a and normalise_device(a) == normalise_device(b):
+                device_lines.append((lesson, a))
+            else:
+                mismatches.append(f"cell {n}:\n  leafkit: {a}\n  torch:   {b}")
+    return mismatches, device_lines
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Per lesson: (cells, leafkit stdout per cell, torch stdout per cell)."""
+    cache = {}
+
+    def get(path: Path):
+        if path not in cache:
+            cells = parity_cells(path)
+            lk = run_cells([c.source for c in cells], f"leafkit {path.name}")
+            th = run_cells([to_torch(c.source) for c in cells], f"torch {path.name}")
+            cache[path] = (cells, lk, th)
+        return cache[path]
+
+    return get
+
+
+def test_every_lesson_has_experiments():
+    assert [p.name[:2] for p in LESSONS] == ["00", "01", "02", "03", "04"]
+    for path in LESSONS:
+        assert len(parity_cells(path)) >= 1, f"{path.name} has no cell tagged {TAG!r}"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_leafkit_prints_what_the_notebook_stores(path, runs):
+    cells, lk_outs, _ = runs(path)
+    for n, (cell, out) in enumerate(zip(cells, lk_outs)):
+        assert ADDRESS.sub("0xADDR", out) == ADDRESS.sub("0xADDR", stored_stdout(cell)), (
+            f"{path.name}, parity cell {n}: the stored output is stale; rebuild with "
+            f"`python scripts/build_lessons.py --execute`\n{cell.source}")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_lesson_matches_pytorch(path, runs):
+    cells, lk_outs, th_outs = runs(path)
+    assert any(out.strip() for out in lk_outs), f"{path.name}: the parity cells print nothing"
+    mismatches, _ = compare(path.name[:2], cells, lk_outs, th_outs)
+    assert not mismatches, f"{path.name}: leafkit and PyTorch print different lines:\n" + "\n".join(mismatches)
+
+
+def test_device_differences_are_the_documented_ones(runs):
+    found = set()
+    for path in LESSONS:
+        cells, lk_outs, th_outs = runs(path)
+        _, device_lines = compare(path.name[:2], cells, lk_outs, th_outs)
+        for lesson, line in device_lines:
+            keys = [k for k in DOCUMENTED_DEVICE_LINES if k[0] == lesson and line.startswith(k[1])]
+            assert keys, f"lesson {lesson}: undocumented device-only difference: {line!r}"
+            found.update(keys)
+    assert found == DOCUMENTED_DEVICE_LINES, f"documented but not seen: {DOCUMENTED_DEVICE_LINES - found}"
+
+
+def test_to_torch_swaps():
+    src = 'import leafkit as torch\nb = a.cuda()\ne = torch.randn(2, device="cuda")\nf = e.to("cpu")\n'
+    assert to_torch(src) == ('import torch\nb = a.double()\ne = torch.randn(2, dtype=torch.float64)\n'
+                             'f = e.float()\n')
+    assert to_torch("import leafkit as torch\nx = y.to('cpu')\n") == "import torch\nx = y.to('cpu')\n"
