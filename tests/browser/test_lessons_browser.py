@@ -1,0 +1,86 @@
+"""Every lesson runs in JupyterLab (headless Chromium) as a learner would run it.
+
+For each ``lessons/NN_*.ipynb``: open it in a fresh JupyterLab tab, *Run All
+Cells*, and check that
+
+* no cell shows an error or a stderr output (tracebacks render as stderr),
+* every graph drawing rendered as SVG,
+* every explorer rendered as live widgets (not "Error displaying widget"),
+* the exercise check cells print their "Not yet" message.
+
+Screenshots: ``artifacts/screenshots/lesson_NN.png`` (top of the lesson after
+the run) and, for lessons with an explorer, ``lesson_NN_explorer.png``
+(scrolled to the first explorer).  The notebook is never saved, so the stored
+outputs stay those of ``scripts/build_lessons.py --execute``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lab_harness import REPO
+
+nbformat = pytest.importorskip("nbformat")
+
+LESSONS = sorted((REPO / "lessons").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _count_tagged(path: Path, tag: str) -> int:
+    nb = nbformat.read(str(path), as_version=4)
+    return sum(1 for c in nb.cells if tag in c.metadata.get("tags", []))
+
+
+def _count_source(path: Path, needle: str) -> int:
+    nb = nbformat.read(str(path), as_version=4)
+    return sum(1 for c in nb.cells if c.cell_type == "code" and needle in c.source
+               and "nbval-ignore-output" not in c.metadata.get("tags", []))
+
+
+def scroll_to(page, locator) -> None:
+    """Scroll the notebook so that ``locator`` is at the top of the view."""
+    locator.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(400)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_lesson_runs_in_jupyterlab(lab, path):
+    nn = path.name[:2]
+    lab.open_notebook(path.relative_to(REPO))
+    lab.run_all(timeout=300)
+
+    page = lab.page
+    panel = ".jp-NotebookPanel:not(.lm-mod-hidden) "
+    assert lab.error_outputs() == [], f"{path.name}: error or stderr output after Run All"
+    assert page.locator(panel + ".jp-InputPrompt", has_text="[*]").count() == 0
+
+    # each code cell ran: a number in every prompt
+    prompts = page.locator(panel + ".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+    assert prompts and all(p.strip() not in ("[ ]:", "[ ]", "") for p in prompts), prompts
+
+    # drawings: one SVG per drawing cell
+    drawings = _count_source(path, "draw(") + _count_source(path, "make_dot(")
+    svgs = page.locator(panel + ".jp-OutputArea-output .jp-RenderedSVG, "
+                        + panel + ".jp-OutputArea-output img[src^='data:image/svg']").count()
+    assert svgs >= drawings, f"{path.name}: {drawings} drawing cells but {svgs} rendered SVGs"
+
+    # explorers: live widget views, no "Error displaying widget"
+    explorers = _count_tagged(path, "nbval-ignore-output")
+    text = lab.output_text()
+    assert "Error displaying widget" not in text
+    if explorers:
+        views = page.locator(panel + ".jp-OutputArea-output .jupyter-widgets")
+        assert views.count() >= explorers, f"{path.name}: {explorers} explorer cells, no widget views"
+
+    # every exercise check cell answers the unanswered default with "Not yet"
+    assert text.count("Not yet") == _count_tagged(path, "check"), text
+
+    lab.run_command("application:toggle-left-area")   # more room for the notebook
+    scroll_to(page, page.locator(panel + ".jp-Cell").first)
+    shot = lab.screenshot(f"lesson_{nn}")
+    assert shot.stat().st_size > 10_000
+
+    if explorers:
+        cell = page.locator(panel + ".jp-CodeCell", has=page.locator(".jupyter-widgets")).first
+        scroll_to(page, cell)
+        lab.screenshot(f"lesson_{nn}_explorer")
