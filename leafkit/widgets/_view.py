@@ -1,0 +1,474 @@
+"""What every explorer shares: styled HTML pieces, the drawing pane, the base class.
+
+Plain ipywidgets 8 only (``HTML``, boxes and the standard controls); no custom
+JavaScript.  All styling is inline so it survives any notebook theme, and each
+piece carries a ``lk-*`` CSS class so browser tests can find it.
+
+A widget never shows a Python traceback: callbacks run inside
+:meth:`Explorer._guard`, which turns an unexpected exception into a styled
+message (and records it in :attr:`Explorer.internal_errors` for the tests).
+Errors that are part of the lesson are shown with :func:`message_html`.
+"""
+from __future__ import annotations
+
+import html
+import re
+from collections import OrderedDict
+
+import ipywidgets as W
+
+__all__ = ["Explorer", "DrawingPane", "code_html", "message_html", "table_html", "bool_html",
+           "legend_html", "device_badge_html", "cuda_backend_note", "esc"]
+
+FONT = "var(--jp-ui-font-family, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif)"
+MONO = "var(--jp-code-font-family, 'DejaVu Sans Mono', Menlo, Consolas, monospace)"
+TEXT = "#1f2328"
+MUTED = "#57606a"
+BLUE = "#1565c0"
+RED = "#c62828"
+GREEN = "#2e7d32"
+
+_KINDS = {
+    # kind: (border, background, title colour, icon)
+    "error": ("#d32f2f", "#fdecea", "#b71c1c", "\u2716"),
+    "warning": ("#ed6c02", "#fff4e5", "#8a4b00", "\u26a0"),
+    "info": ("#0288d1", "#e5f6fd", "#01579b", "\u2139"),
+    "ok": ("#2e7d32", "#edf7ed", "#1b5e20", "\u2714"),
+}
+
+
+def esc(s) -> str:
+    """HTML-escape ``str(s)``."""
+    return html.escape(str(s), quote=True)
+
+
+def code_html(code: str, title: str = "The code", marks: dict | None = None) -> str:
+    """A code block with a small title.
+
+    Parameters
+    ----------
+    code : str
+        The program, one statement per line.
+    title : str
+        The caption above the block.
+    marks : dict of int to (str, str), optional
+        ``{line index: (kind, note)}``: a line to highlight (``kind`` is a key
+        of the message styles, e.g. ``"error"``) with a short note after it.
+    """
+    marks = marks or {}
+    lines = []
+    for i, line in enumerate(code.split("\n")):
+        if i in marks:
+            kind, note = marks[i]
+            border, bg, fg, icon = _KINDS.get(kind, _KINDS["info"])
+            lines.append(f'<span style="background:{bg};display:inline-block;min-width:100%">'
+                         f'{esc(line)}   <span style="color:{fg};font-weight:600"># {icon} {esc(note)}'
+                         f'</span></span>')
+        else:
+            lines.append(esc(line))
+    return (f'<div class="lk-code-box" style="font-family:{FONT};margin:2px 0 6px 0">'
+            f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
+            f'letter-spacing:.04em;margin-bottom:3px">{esc(title)}</div>'
+            f'<pre class="lk-code" style="margin:0;padding:8px 12px;background:#f6f8fa;border:1px solid #d0d7de;'
+            f'border-radius:6px;font-family:{MONO};font-size:13.5px;line-height:1.5;color:{TEXT};'
+            f'white-space:pre-wrap;word-break:break-word">' + "\n".join(lines) + "</pre></div>")
+
+
+def message_html(kind: str, title: str, text: str = "", mono: bool = False, extra: str = "") -> str:
+    """A styled message box (never a traceback).
+
+    Parameters
+    ----------
+    kind : {"error", "warning", "info", "ok"}
+        The colour scheme.
+    title : str
+        A bold first line.
+    text : str
+        The body; shown in a monospace font when ``mono`` (for PyTorch's error text).
+    mono : bool
+        Monospace body.
+    extra : str
+        Trusted HTML appended after the body.
+    """
+    border, bg, fg, icon = _KINDS.get(kind, _KINDS["info"])
+    body = ""
+    if text:
+        font = f"font-family:{MONO};font-size:12.5px" if mono else "font-size:13.5px"
+        body = (f'<div class="lk-msg-text" style="{font};color:{TEXT};margin-top:3px;white-space:pre-wrap;'
+                f'word-break:break-word">{esc(text)}</div>')
+    return (f'<div class="lk-msg lk-msg-{esc(kind)}" style="font-family:{FONT};border-left:4px solid {border};'
+            f'background:{bg};padding:7px 11px;margin:6px 0;border-radius:4px;line-height:1.45">'
+            f'<div style="font-weight:700;color:{fg};font-size:13.5px">{icon} {esc(title)}</div>{body}{extra}</div>')
+
+
+def bool_html(value, strong_false: bool = False) -> str:
+    """``True`` / ``False`` coloured as in the drawings (blue / grey, or red when ``strong_false``)."""
+    if value is None:
+        return f'<span style="color:{MUTED}">None</span>'
+    if value:
+        return f'<span style="color:{BLUE};font-weight:600">True</span>'
+    color = RED if strong_false else MUTED
+    weight = "700" if strong_false else "400"
+    return f'<span style="color:{color};font-weight:{weight}">False</span>'
+
+
+def table_html(columns, rows, title: str = "", css_class: str = "lk-table", highlight=None) -> str:
+    """An HTML table.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        Header texts (escaped).
+    rows : sequence of sequence of str
+        Cell contents as *trusted HTML* (escape user text with :func:`esc`).
+    title : str
+        A caption above the table.
+    highlight : set of int, optional
+        Row indices drawn with an orange left border (e.g. rows that changed).
+    """
+    highlight = highlight or set()
+    th = "".join(f'<th style="text-align:left;padding:4px 9px;border-bottom:2px solid #d0d7de;'
+                 f'font-weight:600;white-space:nowrap">{esc(c)}</th>' for c in columns)
+    body = []
+    for r, row in enumerate(rows):
+        bg = "#ffffff" if r % 2 == 0 else "#f6f8fa"
+        mark = "box-shadow:inset 4px 0 0 #ef6c00;" if r in highlight else ""
+        tds = "".join(f'<td style="padding:4px 9px;border-bottom:1px solid #eaeef2;vertical-align:top;'
+                      f'{mark if i == 0 else ""}">{cell}</td>' for i, cell in enumerate(row))
+        body.append(f'<tr style="background:{bg}">{tds}</tr>')
+    cap = (f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
+           f'letter-spacing:.04em;margin-bottom:3px">{esc(title)}</div>') if title else ""
+    return (f'<div class="{esc(css_class)}-box" style="font-family:{FONT};margin:2px 0 6px 0;overflow-x:auto">{cap}'
+            f'<table class="{esc(css_class)}" style="border-collapse:collapse;font-size:13px;color:{TEXT};'
+            f'line-height:1.35"><thead><tr>{th}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+
+
+def mono(s) -> str:
+    """Escaped text in the code font."""
+    return f'<code style="font-family:{MONO};font-size:12.5px;background:none">{esc(s)}</code>'
+
+
+def cuda_backend_note():
+    """``(backend, sentence)`` for the ``cuda`` device: real GPU, simulated, or unavailable."""
+    try:
+        import leafkit
+
+        backend = leafkit.cuda.backend()
+        if backend == "cupy":
+            try:
+                name = leafkit.cuda.get_device_name()
+            except Exception:
+                name = "GPU"
+            return backend, f"cuda = a real GPU through CuPy ({name})"
+        if backend == "simulated":
+            return backend, "cuda is simulated in host memory (no GPU here); the autograd rules are the same"
+        return backend, "cuda is unavailable (simulation turned off with LEAFKIT_SIMULATE_CUDA=0)"
+    except Exception as exc:  # never break an explorer over a badge
+        return None, f"cuda status unknown ({type(exc).__name__})"
+
+
+def device_badge_html() -> str:
+    """A small pill saying whether ``cuda`` is a real GPU (CuPy) or simulated."""
+    backend, sentence = cuda_backend_note()
+    color = {"cupy": GREEN, "simulated": "#6a1b9a"}.get(backend, RED)
+    label = {"cupy": "real GPU", "simulated": "simulated GPU"}.get(backend, "no cuda")
+    return (f'<span class="lk-device lk-device-{esc(backend)}" title="{esc(sentence)}" '
+            f'style="display:inline-block;font-family:{FONT};font-size:12px;padding:2px 9px;border-radius:10px;'
+            f'border:1px solid {color};color:{color};background:#fff;white-space:nowrap">'
+            f'<b>cuda:</b> {esc(label)}</span> <span style="font-size:12px;color:{MUTED}">{esc(sentence)}</span>')
+
+
+def _swatch(fill, border="#555", dashed=False, width=1.5) -> str:
+    style = "dashed" if dashed else "solid"
+    return (f'<span style="display:inline-block;width:14px;height:11px;background:{fill};border:{width}px '
+            f'{style} {border};border-radius:3px;vertical-align:-1px;margin-right:4px"></span>')
+
+
+def legend_html() -> str:
+    """The colour legend of the variables view, as wrapping HTML under the drawing."""
+    items = [
+        (_swatch("#add8e6"), "leaf"),
+        (_swatch("#caff70", "#1b5e20", width=2), "NON-LEAF (made by an op)"),
+        (_swatch("#ffffff", "#9e9e9e", dashed=True), "requires_grad=False"),
+        (_swatch("#d3d3d3"), "backward node (grad_fn)"),
+        (_swatch("#f2f2f2", "#9e9e9e", dashed=True), "freed by backward()"),
+        (_swatch("#ffffff", "#ef6c00", width=2.5), "new / changed since last step"),
+        (_swatch("#ffffff", "#d50000", width=2.5), "is_leaf flipped"),
+        ('<span style="color:#1565c0;margin-right:4px">- - \u25b7</span>', "shares storage (detach)"),
+    ]
+    spans = "".join(f'<span style="white-space:nowrap;margin:0 12px 2px 0;display:inline-block">{s}{esc(t)}</span>'
+                    for s, t in items)
+    return (f'<div class="lk-legend" style="font-family:{FONT};font-size:11.5px;color:{MUTED};'
+            f'line-height:1.5;margin-top:4px">{spans}</div>')
+
+
+# ------------------------------------------------------------------ drawing --
+_HTML_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
+_HTML_CACHE_SIZE = 256
+_SIZE_RE = re.compile(r'<svg\b([^>]*?)\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"')
+
+
+def fit_svg(svg: str, zoom: float = 1.0) -> str:
+    """Inline-ready SVG: no XML prologue, pixel size times ``zoom``, shrinks to its box.
+
+    Graphviz writes ``width="..pt" height="..pt"`` and a ``viewBox``; the pixel
+    size keeps the fonts at their natural size, and ``max-width:100%`` with
+    ``height:auto`` lets a narrow notebook scale the picture down evenly.
+    """
+    i = svg.find("<svg")
+    if i > 0:
+        svg = svg[i:]
+    svg = re.sub(r"<!--.*?-->\n?", "", svg, flags=re.S)
+
+    def repl(m):
+        w = float(m.group(2)) * 4 / 3 * zoom
+        h = float(m.group(3)) * 4 / 3 * zoom
+        return (f'<svg{m.group(1)} width="{w:.0f}px" height="{h:.0f}px" '
+                f'style="max-width:100%;height:auto;display:block;margin:0 auto"')
+
+    return _SIZE_RE.sub(repl, svg, count=1)
+
+
+def _legendless_source(drawing) -> str:
+    """DOT source of a drawing without its long legend caption (shown as HTML instead)."""
+    dg = getattr(drawing, "digraph", None)
+    if dg is None:
+        return getattr(drawing, "source", str(drawing))
+    if "label" not in dg.graph_attr:
+        return dg.source
+    attrs = dict(dg.graph_attr)
+    try:
+        del dg.graph_attr["label"]
+        return dg.source
+    finally:
+        dg.graph_attr.clear()
+        dg.graph_attr.update(attrs)
+
+
+class DrawingPane:
+    """An ``ipywidgets.HTML`` that shows a viz drawing as inline SVG.
+
+    Renderings are cached by DOT source (the SVG by :func:`leafkit.viz.render_svg`,
+    the final HTML here), so toggling back to a state already seen costs a dict
+    lookup.  Without Graphviz's ``dot`` the pane shows the drawing's text tree
+    and the installation hint from :mod:`leafkit.viz`.
+
+    Attributes
+    ----------
+    view : ipywidgets.HTML
+        The widget (CSS class ``lk-drawing``).
+    svg : str or None
+        The SVG currently shown, ``None`` in the text fallback.
+    fallback : bool
+        True when the text fallback is shown.
+    source : str
+        The DOT source of the drawing shown.
+    """
+
+    def __init__(self, zoom: float = 1.0, caption: str = "", legend: bool = True, min_height: str = "120px"):
+        self.zoom = zoom
+        self.caption = caption
+        self.legend = legend
+        self.view = W.HTML(layout=W.Layout(min_height=min_height))
+        self.view.add_class("lk-drawing")
+        self.svg = None
+        self.fallback = False
+        self.source = ""
+
+    def show(self, drawing, caption: str | None = None) -> None:
+        """Render ``drawing`` (a ``VariablesDrawing``, ``graphviz.Digraph`` or DOT text) into the pane."""
+        from leafkit.viz import INSTALL_HINT, render_svg
+
+        if caption is not None:
+            self.caption = caption
+        src = _legendless_source(drawing)
+        self.source = src
+        key = (src, self.zoom)
+        hit = _HTML_CACHE.get(key)
+        if hit is not None:
+            _HTML_CACHE.move_to_end(key)
+            svg, body = hit
+        else:
+            try:
+                svg = render_svg(src)
+            except Exception:
+                svg = None
+            if svg is not None:
+                body = f'<div class="lk-svg" style="overflow:auto;max-width:100%">{fit_svg(svg, self.zoom)}</div>'
+                _HTML_CACHE[key] = (svg, body)
+                while len(_HTML_CACHE) > _HTML_CACHE_SIZE:
+                    _HTML_CACHE.popitem(last=False)
+            else:  # no dot: text tree + hint, never cached (dot may be installed later)
+                try:
+                    text = drawing.text
+                except Exception:
+                    text = src
+                body = (f'<pre class="lk-text-drawing" style="font-family:{MONO};font-size:12.5px;line-height:1.35;'
+                        f'background:#fafafa;border:1px dashed #bdbdbd;border-radius:6px;padding:8px 10px;'
+                        f'margin:0;white-space:pre;overflow-x:auto">{esc(text)}</pre>'
+                        + message_html("warning", "No drawing: Graphviz's dot is missing", INSTALL_HINT))
+        self.svg = svg
+        self.fallback = svg is None
+        cap = (f'<div style="font-family:{FONT};font-size:12px;color:{MUTED};font-weight:600;'
+               f'text-transform:uppercase;letter-spacing:.04em;margin-bottom:3px">{esc(self.caption)}</div>'
+               if self.caption else "")
+        self.view.value = cap + body + (legend_html() if self.legend and not self.fallback else "")
+
+    def clear(self, note: str = "") -> None:
+        """Show nothing (or a short note) instead of a drawing."""
+        self.svg = None
+        self.fallback = False
+        self.source = ""
+        self.view.value = (f'<div style="font-family:{FONT};color:{MUTED};font-size:13px">{esc(note)}</div>'
+                           if note else "")
+
+
+def clear_caches() -> None:
+    """Forget the cached drawing HTML (the SVG cache lives in ``leafkit.viz``)."""
+    _HTML_CACHE.clear()
+
+
+# ------------------------------------------------------------------ explorer --
+class Explorer:
+    """Base class: the views every explorer has, display delegation, guarded callbacks.
+
+    Attributes
+    ----------
+    widget : ipywidgets.VBox
+        The root widget (what a notebook displays).
+    code : str
+        The program the current state runs, exactly as shown.
+    rows : list of dict
+        The table's data (one dict per row, plain Python values).
+    explanation : str
+        The sentence explaining the current result.
+    message : dict or None
+        ``{"kind", "title", "text"}`` of the styled message shown (a lesson's
+        error, e.g. PyTorch's RuntimeError text), or ``None``.
+    drawing : leafkit.viz.VariablesDrawing or None
+        The current variables-view drawing.
+    internal_errors : list of Exception
+        Unexpected exceptions caught in callbacks (always empty when all is well).
+    code_view, table_view, explanation_view, message_view : ipywidgets.HTML
+        The views of the above.
+    drawing_pane : DrawingPane
+        The drawing; ``drawing_view`` is its widget.
+    """
+
+    title = "Explorer"
+    subtitle = ""
+    css_class = "lk-explorer"
+    show_device = False
+
+    def __init__(self, zoom: float = 1.0):
+        self.code = ""
+        self.rows: list = []
+        self.explanation = ""
+        self.message = None
+        self.drawing = None
+        self.internal_errors: list = []
+        self.code_view = W.HTML()
+        self.code_view.add_class("lk-code-view")
+        self.table_view = W.HTML()
+        self.table_view.add_class("lk-table-view")
+        self.explanation_view = W.HTML()
+        self.explanation_view.add_class("lk-explanation")
+        self.message_view = W.HTML()
+        self.message_view.add_class("lk-message")
+        self.drawing_pane = DrawingPane(zoom=zoom)
+        self.drawing_view = self.drawing_pane.view
+        self.header_view = W.HTML(self._header_html())
+        self.widget = W.VBox()
+
+    # -- display --------------------------------------------------------
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    @property
+    def svg(self):
+        """The SVG text of the drawing shown, or ``None`` (text fallback without ``dot``)."""
+        return self.drawing_pane.svg
+
+    # -- layout ---------------------------------------------------------
+    def _header_html(self) -> str:
+        sub = (f'<div style="font-size:13px;color:{MUTED};margin-top:1px">{esc(self.subtitle)}</div>'
+               if self.subtitle else "")
+        dev = f'<div style="margin-top:4px">{device_badge_html()}</div>' if self.show_device else ""
+        return (f'<div style="font-family:{FONT};color:{TEXT}"><div style="font-size:16px;font-weight:700">'
+                f'{esc(self.title)}</div>{sub}{dev}</div>')
+
+    def _assemble(self, controls, left_extra=(), right_extra=(), left_width="650px"):
+        """Lay out header, controls; then code, table, messages beside the drawing.
+
+        The left column (code, table, messages) is ``left_width`` wide (it
+        may shrink to 460 px); the drawing takes the rest and scales down to
+        fit it; when less than 320 px are left (a narrow notebook) the drawing
+        wraps below, centred.
+        """
+        left = W.VBox([self.code_view, self.table_view, self.message_view, self.explanation_view, *left_extra],
+                      layout=W.Layout(flex=f"0 1 {left_width}", min_width="460px", max_width="100%",
+                                      padding="0 18px 0 0"))
+        right = W.VBox([self.drawing_view, *right_extra],
+                       layout=W.Layout(flex="1 1 320px", min_width="320px"))
+        body = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap", align_items="flex-start",
+                                                     justify_content="center"))
+        ctl = W.VBox(list(controls), layout=W.Layout(margin="6px 0 8px 0"))
+        self.widget.children = [self.header_view, ctl, body]
+        self.widget.layout = W.Layout(width="100%", max_width="1280px", padding="10px 14px",
+                                      border="1px solid #d0d7de", margin="4px 0")
+        self.widget.add_class("lk-explorer")
+        self.widget.add_class(self.css_class)
+
+    # -- rendering helpers ----------------------------------------------
+    def _set_message(self, kind=None, title="", text="", mono=True, extra=""):
+        if kind is None:
+            self.message = None
+            self.message_view.value = ""
+        else:
+            self.message = {"kind": kind, "title": title, "text": text}
+            self.message_view.value = message_html(kind, title, text, mono=mono, extra=extra)
+
+    def _set_explanation(self, sentence: str, notes=()) -> None:
+        self.explanation = sentence
+        extra = "".join(f'<div style="font-size:12.5px;color:{MUTED};margin-top:3px">{esc(n)}</div>' for n in notes)
+        self.explanation_view.value = (
+            f'<div class="lk-explain" style="font-family:{FONT};font-size:14px;line-height:1.5;color:{TEXT};'
+            f'border-left:4px solid {BLUE};background:#f3f8fd;padding:7px 11px;margin:6px 0;border-radius:4px">'
+            f'<span style="font-weight:700;color:{BLUE}">Why: </span>{esc(sentence)}{extra}</div>')
+
+    def _show_drawing(self, drawing, caption=None) -> None:
+        self.drawing = drawing
+        self.drawing_pane.show(drawing, caption=caption)
+
+    # -- safety ---------------------------------------------------------
+    def _guard(self, fn):
+        """Wrap a callback so that no exception ever reaches the notebook as a traceback."""
+
+        def wrapped(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - shown as a styled message instead
+                self.internal_errors.append(exc)
+                try:
+                    self.message = {"kind": "error", "title": "The explorer hit a problem", "text": str(exc)}
+                    self.message_view.value = message_html(
+                        "error", "The explorer hit a problem (not your code)",
+                        f"{type(exc).__name__}: {exc}\nChange a control or run the cell again.", mono=True)
+                except Exception:
+                    pass
+                return None
+
+        wrapped.__wrapped__ = fn
+        return wrapped
+
+    def refresh(self) -> None:
+        """Re-run the current state's code and redraw everything."""
+        self._guard(self._update)()
+
+    def _update(self) -> None:  # pragma: no cover - every explorer overrides it
+        raise NotImplementedError
