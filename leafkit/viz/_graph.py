@@ -126,19 +126,20 @@ def collapse(model: Model, max_nodes, keep: int = 2) -> Model:
        "…" node marks each drawn node whose inputs were cut.
     3. Edges that would skip many layers (a weight reused at every step of a
        loop) make ``dot`` slow (seconds for 100 nodes); when the layout cost
-       exceeds ``3 * max_nodes``, such an edge starts from a small dashed copy
+       exceeds ``3 * max_nodes`` (even with ``max_nodes=None``: nothing is
+       lost), such an edge starts from a small dashed copy
        of its source ("↺ w (drawn again)") placed next to the consumer.
     """
     n = len(model.nodes)
     model.total_nodes = n
-    if max_nodes is None:
-        return model
-    max_nodes = max(int(max_nodes), 2 * keep + 3)
-    if n > max_nodes:
-        model = _collapse_chains(model, max_nodes, keep)
-    if len(model.nodes) > max_nodes:
-        model = _truncate(model, max_nodes)
-    if layout_cost(model) > 3 * max_nodes:
+    if max_nodes is not None:
+        max_nodes = max(int(max_nodes), 2 * keep + 3)
+        if n > max_nodes:
+            model = _collapse_chains(model, max_nodes, keep)
+        if len(model.nodes) > max_nodes:
+            model = _truncate(model, max_nodes)
+    # untangling loses nothing, so it also applies with max_nodes=None
+    if layout_cost(model) > 3 * (max_nodes or DEFAULT_MAX_NODES):
         model = _untangle(model)
     return model
 
