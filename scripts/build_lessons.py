@@ -100,7 +100,10 @@ def check(answer, truth, right, hint, same=None):
     if answer is None:
         print("Not yet: replace None with your answer, then run this cell again.")
         return
-    ok = same(answer, truth) if same else answer == truth
+    try:
+        ok = same(answer, truth) if same else answer == truth
+    except (TypeError, ValueError):   # an answer of the wrong kind, e.g. a number instead of a list
+        ok = False
     print(("Right! " + right) if ok else ("Not quite. " + hint))
 '''
 
@@ -580,6 +583,9 @@ def lesson_01() -> Lesson:
     L.code("""
     if not y.retains_grad:
         print("Not yet: y does not keep its gradient. Which method from section 4 keeps a non-leaf's .grad?")
+    elif y.grad is None:
+        print("Not quite. y retains its gradient now, but only for backward passes that run after "
+              "retain_grad(). Move your line above z.backward() and run both cells again.")
     else:
         check(y.grad.item(), 2.0,
               right="y.retain_grad() keeps the gradient of the non-leaf y: dz/dy = 2.",
@@ -769,10 +775,11 @@ def lesson_02() -> Lesson:
         "t": torch.ones(2, requires_grad=True).detach().requires_grad_(),
     }
     truth = {name for name, tensor in candidates.items() if tensor.is_leaf and tensor.requires_grad}
-    check(answer_2 if answer_2 is None else set(answer_2), truth,
+    check(answer_2, truth,
           right="requires_grad was switched on last (p, t) or at creation on the right device (r); "
                 "q and s were recorded operations on a tensor that requires grad.",
-          hint="For each line, find the last step and ask whether its input required grad.")
+          hint="For each line, find the last step and ask whether its input required grad.",
+          same=lambda a, t: set(a) == t)
     """, "check")
     L.md("""
     ### Exercise 3
@@ -787,6 +794,8 @@ def lesson_02() -> Lesson:
     L.code("""
     if weight is None:
         print("Not yet: replace None with code that builds the tensor.")
+    elif not isinstance(weight, torch.Tensor):
+        print("Not quite. weight should be a tensor, not a", type(weight).__name__)
     elif not (weight.is_leaf and weight.requires_grad):
         print("Not quite. weight must be a leaf that requires grad: switch requires_grad on last.")
     elif weight.device.type != "cuda":
@@ -1082,10 +1091,11 @@ def lesson_03() -> Lesson:
     z2 = a.detach() * b
     with torch.no_grad():
         z3 = a * b
-    check(answer_1 if answer_1 is None else tuple(answer_1), (z1.requires_grad, z2.requires_grad, z3.requires_grad),
+    check(answer_1, (z1.requires_grad, z2.requires_grad, z3.requires_grad),
           right="Only z1 has an input that requires grad while grad mode is on. a.detach() does not require "
                 "grad, and no_grad() switches recording off.",
-          hint="Example 3: a result requires grad when one input does. Example 5: no_grad() overrides that.")
+          hint="Example 3: a result requires grad when one input does. Example 5: no_grad() overrides that.",
+          same=lambda a, t: tuple(a) == t)
     """, "check")
     L.md("""
     ### Exercise 2
@@ -1127,6 +1137,8 @@ def lesson_03() -> Lesson:
     L.code("""
     if y is None:
         print("Not yet: replace None with an expression built from x.")
+    elif not isinstance(y, torch.Tensor):
+        print("Not quite. y should be a tensor, not a", type(y).__name__)
     elif y.requires_grad:
         print("Not quite. y still requires grad: it is still connected to x's graph.")
     elif y.data_ptr() != x.data_ptr():
@@ -1395,10 +1407,11 @@ def lesson_04() -> Lesson:
             accepted.add(name)
         except ValueError:
             pass
-    check(answer_1 if answer_1 is None else set(answer_1), accepted,
+    check(answer_1, accepted,
           right="p, r and s are leaves (r switched requires_grad on after the move; s is a Parameter). "
                 "q is the result of a multiplication: a non-leaf.",
-          hint="An optimizer takes leaves only. Which lines end with an operation on a tensor that requires grad?")
+          hint="An optimizer takes leaves only. Which lines end with an operation on a tensor that requires grad?",
+          same=lambda a, t: set(a) == t)
     """, "check")
     L.md("""
     ### Exercise 2
@@ -1435,6 +1448,8 @@ def lesson_04() -> Lesson:
     L.code("""
     if weight is None:
         print("Not yet: replace None with code that builds the tensor.")
+    elif not isinstance(weight, torch.Tensor):
+        print("Not quite. weight should be a tensor, not a", type(weight).__name__)
     elif weight.device.type != "cuda" or tuple(weight.shape) != (2, 2):
         print("Not quite. weight should have shape (2, 2) and live on cuda; it is", tuple(weight.shape), "on",
               weight.device)
