@@ -82,7 +82,7 @@ class MulBackward0(Op):
     """``a * b``."""
 
     _n_slots = 2
-    _saved_names = ("self", "other")
+    _names_saved = ("self", "other")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -107,7 +107,7 @@ class DivBackward0(Op):
     """``a / b`` (true division: integers give the default float dtype)."""
 
     _n_slots = 2
-    _saved_names = ("self", "other")
+    _names_saved = ("self", "other")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -136,7 +136,7 @@ class PowBackward0(Op):
     """``tensor ** number``."""
 
     _n_slots = 1
-    _saved_names = ("self", "exponent")
+    _names_saved = ("self", "exponent")
 
     @staticmethod
     def forward(ctx, a, exponent):
@@ -144,7 +144,7 @@ class PowBackward0(Op):
             from .._dtype import get_default_dtype
             a = a.astype(get_default_dtype().np)
         ctx.save_for_backward(a)
-        ctx._saved_extra = {"exponent": exponent}
+        ctx._extra_saved = {"exponent": exponent}
         ctx.exponent = exponent
         if exponent == 2:
             return _out(a * a)
@@ -165,7 +165,7 @@ class PowBackward1(Op):
     """``tensor ** tensor``."""
 
     _n_slots = 2
-    _saved_names = ("self", "exponent", "result")
+    _names_saved = ("self", "exponent", "result")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -191,7 +191,7 @@ class PowBackward2(Op):
 
     _n_slots = 2
     _slot_args = (1,)
-    _saved_names = ("self", "exponent", "result")
+    _names_saved = ("self", "exponent", "result")
 
     @staticmethod
     def forward(ctx, base, b):
@@ -210,7 +210,7 @@ class PowBackward2(Op):
 class ReciprocalBackward0(Op):
     """``1 / a``."""
 
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a):
@@ -236,7 +236,7 @@ def _mm_check(a, b):
 class MmBackward0(Op):
     """Matrix product of two 2-D tensors, ``(n, m) @ (m, p) -> (n, p)``."""
 
-    _saved_names = ("self", "mat2")
+    _names_saved = ("self", "mat2")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -260,7 +260,7 @@ class MmBackward0(Op):
 class AddmmBackward0(Op):
     """``bias + a @ b`` for 2-D ``a`` and ``b`` (``nn.Linear`` on a batch)."""
 
-    _saved_names = ("mat1", "mat2")
+    _names_saved = ("mat1", "mat2")
 
     @staticmethod
     def forward(ctx, bias, a, b):
@@ -283,7 +283,7 @@ class AddmmBackward0(Op):
 class MvBackward0(Op):
     """Matrix-vector product ``(n, m) @ (m,) -> (n,)``."""
 
-    _saved_names = ("self", "vec")
+    _names_saved = ("self", "vec")
 
     @staticmethod
     def forward(ctx, a, v):
@@ -303,7 +303,7 @@ class MvBackward0(Op):
 class DotBackward0(Op):
     """Dot product of two 1-D tensors."""
 
-    _saved_names = ("self", "tensor")
+    _names_saved = ("self", "tensor")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -324,7 +324,7 @@ class DotBackward0(Op):
 class BmmBackward0(Op):
     """Batched matrix product ``(B, n, m) @ (B, m, p) -> (B, n, p)``."""
 
-    _saved_names = ("self", "mat2")
+    _names_saved = ("self", "mat2")
 
     @staticmethod
     def forward(ctx, a, b):

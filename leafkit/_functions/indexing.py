@@ -48,7 +48,7 @@ class SliceBackward0(Op):
 class IndexBackward0(Op):
     """Advanced indexing (integer arrays, boolean masks): a copy; repeated indices add up in backward."""
 
-    _saved_names = ("indices",)
+    _names_saved = ("indices",)
 
     @staticmethod
     def forward(ctx, a, key):

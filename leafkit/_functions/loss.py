@@ -43,7 +43,7 @@ class NllLossBackward0(Op):
     """
 
     _n_slots = 1
-    _saved_names = ("self", "target", "weight", "total_weight")
+    _names_saved = ("self", "target", "weight", "total_weight")
 
     @staticmethod
     def forward(ctx, x, target, weight, reduction, ignore_index):
@@ -66,36 +66,38 @@ class NllLossBackward0(Op):
             x2, t = x, target
         n_classes = x2.shape[1]
         t = t.astype(np.int64, copy=False)
-        keep = t != ignore_index
-        all_kept = bool(keep.all())
-        if all_kept:
-            safe = t
+        n = t.shape[0]
+        lo, hi = (int(t.min()), int(t.max())) if n else (0, -1)
+        if lo >= 0 and hi < n_classes and not lo <= ignore_index <= hi:
+            # the common case, two reductions: every target is a valid class and none is ignored
+            keep, safe = None, t
         else:
+            keep = t != ignore_index
             safe = xp.where(keep, t, 0)
-        if t.size and (bool((safe < 0).any()) or bool((safe >= n_classes).any())):
-            bad = safe[(safe < 0) | (safe >= n_classes)][0]
-            raise IndexError(f"Target {int(bad)} is out of bounds.")
-        rows = xp.arange(t.shape[0])
+            bad = (safe < 0) | (safe >= n_classes)
+            if bool(bad.any()):
+                raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+        rows = xp.arange(n)
         picked = x2[rows, safe]
         if weight is None:
-            w = None if all_kept else keep.astype(x.dtype)
+            w = None if keep is None else keep.astype(x.dtype)
         else:
             w = weight[safe].astype(x.dtype, copy=False)
-            if not all_kept:
+            if keep is not None:
                 w = w * keep
-        losses = -picked if w is None else -(picked * w)
         if reduction == "none":
-            out = losses.reshape(()) if unbatched else losses
+            out = -picked if w is None else -(picked * w)
+            out = out.reshape(()) if unbatched else out
             total = None
         else:
-            total_sum = losses.sum()
+            total_sum = picked.sum() if w is None else (picked * w).sum()
             if reduction == "sum":
-                out = total_sum
+                out = -total_sum
                 total = None
             else:
-                total = x.dtype.type(t.shape[0]) if w is None else w.sum()
+                total = x.dtype.type(n) if w is None else w.sum()
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    out = total_sum / total
+                    out = -total_sum / total
             out = xp.asarray(out, dtype=x.dtype).reshape(())
         ctx.meta = (x.shape, rows, safe, w, reduction, total)
         ctx.save_for_backward(target)
@@ -128,7 +130,7 @@ class MseLossBackward0(Op):
     """
 
     _n_slots = 2
-    _saved_names = ("self", "target")
+    _names_saved = ("self", "target")
 
     @staticmethod
     def forward(ctx, x, target, reduction):

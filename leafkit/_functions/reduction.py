@@ -103,7 +103,7 @@ class _ExtremumAll(Op):
     """max()/min() of all elements: the gradient is shared evenly among ties, as in PyTorch."""
 
     _fn = None
-    _saved_names = ("self", "result")
+    _names_saved = ("self", "result")
 
     @classmethod
     def forward(cls, ctx, a):
@@ -134,7 +134,7 @@ class _ExtremumDim(Op):
 
     _arg = None
     _fn = None
-    _saved_names = ("indices",)
+    _names_saved = ("indices",)
 
     @classmethod
     def forward(cls, ctx, a, dim, keepdim=False):
@@ -173,7 +173,7 @@ class MinBackward0(_ExtremumDim):
 class SoftmaxBackward0(Op):
     """``softmax(a, dim)``, computed stably (the max is subtracted first)."""
 
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -194,7 +194,7 @@ class SoftmaxBackward0(Op):
 class LogSoftmaxBackward0(Op):
     """``log_softmax(a, dim)`` = ``a - logsumexp(a)``, stable for logits of 1e4 and beyond."""
 
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a, dim):

@@ -28,7 +28,7 @@ class NegBackward0(Op):
 
 
 class ExpBackward0(Op):
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a):
@@ -43,7 +43,7 @@ class ExpBackward0(Op):
 
 
 class LogBackward0(Op):
-    _saved_names = ("self",)
+    _names_saved = ("self",)
 
     @staticmethod
     def forward(ctx, a):
@@ -60,7 +60,7 @@ class LogBackward0(Op):
 
 
 class SqrtBackward0(Op):
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a):
@@ -77,7 +77,7 @@ class SqrtBackward0(Op):
 
 
 class AbsBackward0(Op):
-    _saved_names = ("self",)
+    _names_saved = ("self",)
 
     @staticmethod
     def forward(ctx, a):
@@ -91,7 +91,7 @@ class AbsBackward0(Op):
 
 
 class ReluBackward0(Op):
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a):
@@ -106,7 +106,7 @@ class ReluBackward0(Op):
 
 
 class SigmoidBackward0(Op):
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a):
@@ -123,7 +123,7 @@ class SigmoidBackward0(Op):
 
 
 class TanhBackward0(Op):
-    _saved_names = ("result",)
+    _names_saved = ("result",)
 
     @staticmethod
     def forward(ctx, a):
@@ -140,7 +140,7 @@ class TanhBackward0(Op):
 class ClampBackward1(Op):
     """``clamp(a, min, max)``; the gradient passes where ``min <= a <= max``."""
 
-    _saved_names = ("self",)
+    _names_saved = ("self",)
 
     @staticmethod
     def forward(ctx, a, lo=None, hi=None):

@@ -117,7 +117,7 @@ class Node:
     PyTorch).  The drawings grey such nodes out.
     """
 
-    _saved_names: tuple = ()
+    _names_saved: tuple = ()
     _tensor_hooks = None
     _retain_refs = None
     _pre_hooks = None
@@ -177,22 +177,22 @@ class Node:
 
     def __getattr__(self, item):
         # PyTorch exposes saved values as ``_saved_<name>`` attributes.
-        if item.startswith("_saved_") and item[7:] in type(self)._saved_names:
+        if item.startswith("_saved_") and item[7:] in type(self)._names_saved:
             if self._released and self._had_saved:
                 raise RuntimeError(RELEASED_MESSAGE)
             from .._tensor import Tensor
-            idx = type(self)._saved_names.index(item[7:])
+            idx = type(self)._names_saved.index(item[7:])
             saved = self.__dict__.get("_saved") or ()
             value = saved[idx] if idx < len(saved) else None
             if value is None:
-                extra = self.__dict__.get("_saved_extra", {})
+                extra = self.__dict__.get("_extra_saved", {})
                 return extra.get(item[7:])
             arr = value.unpack()
             return Tensor._wrap(arr, self.__dict__.get("_device"))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{item}'")
 
     def __dir__(self):
-        return list(super().__dir__()) + ["_saved_" + n for n in type(self)._saved_names]
+        return list(super().__dir__()) + ["_saved_" + n for n in type(self)._names_saved]
 
     # -- hooks ------------------------------------------------------------
     def register_hook(self, fn):

@@ -92,7 +92,7 @@ def is_accumulate_grad(fn) -> bool:
 
 _TYPE_SAVED: dict = {}
 # leafkit's own bookkeeping shares the prefix; these are not saved values.
-_NOT_SAVED = frozenset({"_saved_names", "_saved_extra"})
+_NOT_SAVED = frozenset()  # leafkit keeps its own bookkeeping under other prefixes
 
 
 def _saved_filter(names) -> list:
