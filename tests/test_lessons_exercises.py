@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,11 @@ def _tags(cell) -> list:
 
 def run_lesson(name: str, replace: dict) -> dict:
     """Exec every code cell of the lesson; return {check cell index: its stdout}."""
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:  # no window: plots go nowhere (never via MPLBACKEND, which nbval's kernels would inherit)
+        import matplotlib
+        matplotlib.use("Agg")
+    except ImportError:
+        pass
     nb = nbformat.read(str(LESSONS / name), as_version=4)
     ns: dict = {"__name__": "__lesson__"}
     outs, exercise = {}, -1
@@ -77,7 +82,8 @@ def run_lesson(name: str, replace: dict) -> dict:
                 exercise += 1
                 src = replace.get(exercise, src)
             buf = io.StringIO()
-            with contextlib.redirect_stdout(buf):
+            with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*non-interactive.*")  # plt.show() on Agg
                 exec(compile(src, f"<{name}>", "exec"), ns)
             if "check" in _tags(cell):
                 outs[exercise] = buf.getvalue()
