@@ -157,8 +157,9 @@ def lesson_00() -> Lesson:
     * Every lesson starts with `import leafkit as torch`. **leafkit** is a small autograd
       engine written with NumPy that copies PyTorch's API and PyTorch's rules for leaves,
       `grad_fn`, `.grad`, warnings and error messages. So the code you read is PyTorch code:
-      change the first line to `import torch` and the experiments print the same lines.
-      (A test in this repository checks exactly that, against real PyTorch.)
+      change the first line to `import torch` and the experiments print the same lines
+      (those that use `.cuda()` need a GPU for that in real PyTorch). A test in this
+      repository checks exactly that, against real PyTorch.
     * **No GPU needed.** Some experiments use `.cuda()`. With an NVIDIA GPU and CuPy
       installed, leafkit really uses the GPU. Without one, it *simulates* a GPU in ordinary
       memory: `.cuda()` still makes a separate copy that reports `device='cuda:0'`, and the
@@ -1475,13 +1476,27 @@ ALL = [lesson_00, lesson_01, lesson_02, lesson_03, lesson_04]
 
 
 def strip(nb) -> None:
-    """Remove what must not be stored: widget state and timing metadata."""
+    """Remove what must not be stored (widget state, timing metadata) and join split streams.
+
+    A kernel may send one ``print`` as several stream messages; consecutive
+    messages of the same stream are joined into one output, as nbval does before
+    comparing, so that rebuilding does not churn the stored notebooks.
+    """
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
-        if cell.cell_type == "code":
-            for out in cell.get("outputs", []):
-                out.get("metadata", {}).pop("execution", None)
+        if cell.cell_type != "code":
+            continue
+        joined = []
+        for out in cell.get("outputs", []):
+            out.get("metadata", {}).pop("execution", None)
+            prev = joined[-1] if joined else None
+            if (out.output_type == "stream" and prev is not None and prev.output_type == "stream"
+                    and prev.name == out.name):
+                prev.text += out.text
+            else:
+                joined.append(out)
+        cell.outputs = joined
 
 
 def execute(path: Path, timeout: int = 600) -> None:
