@@ -1,0 +1,59 @@
+"""Helpers for tests/widgets: run code directly (not through the explorers) to get the truth."""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import leafkit
+
+from leafkit.widgets.leaf_explorer import STEPS, WHEN
+
+#: Every LeafExplorer chain the lessons can reach: length 0..3 over the six steps.
+ALL_CHAINS = [list(c) for n in range(4) for c in itertools.product(STEPS, repeat=n)]
+ALL_LEAF_STATES = [(rg, when, chain) for rg in (True, False) for when in WHEN for chain in ALL_CHAINS]
+
+
+def as_torch(code: str) -> str:
+    """leafkit code → PyTorch code with the same leaf semantics on a CPU-only build."""
+    return code.replace(".cuda()", ".double()").replace(".to('cpu')", ".float()")
+
+
+def execute(code, module=leafkit) -> dict:
+    """``exec`` the code (a str or list of statements) with ``torch`` bound to ``module``."""
+    ns = {"torch": module}
+    src = code if isinstance(code, str) else "\n".join(code)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(src, ns)  # noqa: S102
+    return ns
+
+
+def execute_error(code, module=leafkit):
+    """``(namespace, "Type: message" or None)``: run statements until one raises."""
+    ns = {"torch": module}
+    statements = [code] if isinstance(code, str) else list(code)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in statements:
+            try:
+                exec(s, ns)  # noqa: S102
+            except Exception as exc:
+                return ns, f"{type(exc).__name__}: {exc}"
+    return ns, None
+
+
+def fn_name(t):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__ if not hasattr(t.grad_fn, "name") \
+        else t.grad_fn.name()
+
+
+def leaf_facts(t) -> tuple:
+    """``(is_leaf, requires_grad, grad_fn name)``."""
+    return bool(t.is_leaf), bool(t.requires_grad), fn_name(t)
+
+
+def grad_repr(t):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = t.grad
+    return None if g is None else repr(g.detach())
