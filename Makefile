@@ -22,7 +22,7 @@ VPY          := $(VENV)/bin/python
 PIP          := $(VPY) -m pip
 PIP_FLAGS    ?=
 PYTEST_ARGS  ?=
-APT_PACKAGES ?= graphviz chromium fonts-dejavu-core
+APT_PACKAGES ?= graphviz chromium fonts-dejavu-core fonts-wqy-zenhei
 
 # Notebook validation (nbval) is added only when lessons exist.
 LESSONS      := $(wildcard lessons/*.ipynb)
