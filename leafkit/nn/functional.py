@@ -302,17 +302,20 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         the wrong size; different devices.
     """
     _check_tensor("linear", "input", input)
-    nd = input.dim()
-    if nd == 0 or weight.dim() == 0:
+    nd = input._data.ndim
+    wshape = weight._data.shape
+    if nd == 0 or not wshape:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {nd}D and "
-                           f"{weight.dim()}D")
+                           f"{len(wshape)}D")
     wt = _S.TBackward0.apply(weight)
-    out_f = weight.shape[0] if weight.dim() == 2 else 1
-    if bias is not None and bias.dim() >= 1 and bias.shape[-1] not in (1, out_f):
-        target = [*(input.shape[:-1]), out_f]
-        raise RuntimeError(f"The expanded size of the tensor ({out_f}) must match the existing size "
-                           f"({bias.shape[-1]}) at non-singleton dimension {len(target) - 1}.  Target sizes: "
-                           f"[{', '.join(map(str, target))}].  Tensor sizes: [{', '.join(map(str, bias.shape))}]")
+    if bias is not None:
+        out_f = wshape[0] if len(wshape) == 2 else 1
+        bshape = bias._data.shape
+        if bshape and bshape[-1] != out_f and bshape[-1] != 1:
+            target = [*input._data.shape[:-1], out_f]
+            raise RuntimeError(f"The expanded size of the tensor ({out_f}) must match the existing size "
+                               f"({bshape[-1]}) at non-singleton dimension {len(target) - 1}.  Target sizes: "
+                               f"[{', '.join(map(str, target))}].  Tensor sizes: [{', '.join(map(str, bshape))}]")
     if nd == 2:
         if bias is None:
             return _A.MmBackward0.apply(input, wt)
