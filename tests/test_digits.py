@@ -1,0 +1,132 @@
+"""The digits example: data, training to >= 95% on cpu and cuda, the CLI, and the same run on real PyTorch."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+import leafkit  # noqa: E402
+from leafkit.examples import digits  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data():
+    return digits.load_data(0)
+
+
+def test_load_data_split_and_standardisation(data):
+    assert data["X_train"].shape == (1437, 64) and data["X_test"].shape == (360, 64)
+    assert data["X_train"].dtype == np.float32 and data["y_train"].dtype == np.int64
+    np.testing.assert_allclose(data["X_train"].mean(0), 0, atol=1e-5)
+    std = data["X_train"].std(0)
+    assert np.all((np.abs(std - 1) < 1e-4) | (std == 0))
+    assert np.bincount(data["y_test"]).min() >= 35  # stratified: every digit in the test set
+    again = digits.load_data(0)
+    assert all(np.array_equal(data[k], again[k]) for k in data)
+    again["X_train"][0, 0] = 99.0  # callers get copies
+    assert digits.load_data(0)["X_train"][0, 0] != 99.0
+
+
+def test_batch_order_is_a_seeded_permutation():
+    a = digits.batch_order(1437, 0)
+    assert sorted(a.tolist()) == list(range(1437))
+    assert np.array_equal(a, digits.batch_order(1437, 0))
+    assert not np.array_equal(a, digits.batch_order(1437, 1))
+
+
+def test_model_shape_and_leaves():
+    m = digits.make_model(0)
+    assert [tuple(p.shape) for p in m.parameters()] == [(128, 64), (128,), (10, 128), (10,)]
+    assert all(p.is_leaf and p.requires_grad for p in m.parameters())
+    w = digits.numpy_weights(m)
+    m2 = digits.make_model(5, weights=w)
+    assert all(np.array_equal(w[k], v) for k, v in digits.numpy_weights(m2).items())
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_sgd_reaches_95_percent_in_seconds(data, device):
+    model = digits.make_model(0, device=device)
+    t0 = time.perf_counter()
+    history = digits.train(model, epochs=10, optimizer="sgd", data=data, device=device)
+    elapsed = time.perf_counter() - t0
+    assert history["test_acc"][-1] >= 0.95
+    assert max(history["test_acc"]) >= 0.96
+    assert history["loss"][-1] < history["loss"][0]
+    assert elapsed < 30  # a few seconds on a 2-core machine; generous for a loaded CI box
+    assert all(p.is_leaf and p.device.type == device for p in model.parameters())
+
+
+def test_adam_reaches_95_percent(data):
+    history = digits.train(digits.make_model(1), epochs=8, optimizer="adam", data=data)
+    assert history["test_acc"][-1] >= 0.95
+
+
+def test_history_and_callbacks(data):
+    epochs, steps = [], []
+    history = digits.train(digits.make_model(0), epochs=2, data=data, callback=lambda e, s: epochs.append((e, s)),
+                           on_step=lambda e, s, n, loss: steps.append((e, s, n)))
+    assert set(history) == {"loss", "train_acc", "test_acc", "seconds"}
+    assert all(len(v) == 2 for v in history.values())
+    assert [e for e, _ in epochs] == [0, 1] and epochs[1][1]["test_acc"] == history["test_acc"][1]
+    assert len(steps) == 2 * 23 and steps[-1] == (1, 22, 23)
+
+
+def test_cpu_and_simulated_cuda_give_the_same_run(data):
+    a = digits.train(digits.make_model(0), epochs=3, data=data)
+    b = digits.train(digits.make_model(0, device="cuda"), epochs=3, data=data)
+    assert a["test_acc"] == b["test_acc"]
+    np.testing.assert_allclose(a["loss"], b["loss"], rtol=1e-6)
+
+
+def test_bad_optimizer_name():
+    with pytest.raises(ValueError, match="optimizer must be 'sgd' or 'adam'"):
+        digits.make_optimizer(digits.make_model(0), "rmsprop")
+
+
+def test_cli_runs_and_prints_epochs():
+    env = {**os.environ, "LEAFKIT_SIMULATE_CUDA": "1"}
+    r = subprocess.run([sys.executable, "-m", "leafkit.examples.digits", "--epochs", "3", "--no-progress",
+                        "--device", "cuda"], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    epoch_lines = [ln for ln in lines if ln.startswith("epoch")]
+    assert len(epoch_lines) == 3
+    assert epoch_lines[0].startswith("epoch 1/3 [########################] 23/23  loss ")
+    assert "test" in epoch_lines[-1] and "train" in epoch_lines[-1]
+    assert lines[-1].startswith("final test accuracy")
+    assert any("simulated" in ln for ln in lines) or leafkit.cuda.backend() == "cupy"
+
+
+def test_progress_bar_redraws_live():
+    import io
+
+    buf = io.StringIO()
+    bar = digits._ProgressBar(buf, width=10, live=True)
+    bar.update("epoch 1/1", 5, 10)
+    bar.finish("epoch 1/1", 10, "done")
+    assert buf.getvalue() == "\repoch 1/1 [#####.....]  5/10\repoch 1/1 [##########] 10/10  done\n"
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_same_accuracy_as_pytorch_from_the_same_start(data, optimizer):
+    """Same initial weights and batch order on real PyTorch: the same accuracy after every epoch."""
+    torch = pytest.importorskip("torch")
+    lk_model = digits.make_model(0)
+    weights = digits.numpy_weights(lk_model)
+    torch_model = digits.make_model(0, lib=torch, weights=weights)
+    for name, p in torch_model.named_parameters():
+        assert np.array_equal(p.detach().numpy(), weights[name])
+    lk = digits.train(lk_model, epochs=6, optimizer=optimizer, data=data)
+    th = digits.train(torch_model, epochs=6, optimizer=optimizer, data=data, lib=torch)
+    assert lk["test_acc"] == th["test_acc"]
+    assert lk["train_acc"] == th["train_acc"]
+    np.testing.assert_allclose(lk["loss"], th["loss"], rtol=1e-4)
+    for name, w in digits.numpy_weights(torch_model).items():
+        np.testing.assert_allclose(digits.numpy_weights(lk_model)[name], w, rtol=1e-3, atol=1e-4)
