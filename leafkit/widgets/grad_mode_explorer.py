@@ -142,8 +142,8 @@ def explain_grad_mode(res: GradModeResult) -> str:
     nones = [k for k in ("x", "y") if k not in tracked]
     tail = (f"; {nones[0]}.grad stays None because {nones[0]} does not require grad" if nones else "")
     return (f"Because {inputs} {verb} grad, z does too: autograd recorded {z['grad_fn']} as z.grad_fn, "
-            f"which makes z a non-leaf, and z.backward() stores dz/d{'x' if 'x' in grads else 'y'} in "
-            f"{' and '.join(g + '.grad' for g in grads)}{tail}.")
+            f"which makes z a non-leaf, and z.backward() stores "
+            f"{' and '.join(f'dz/d{g} in {g}.grad' for g in grads)}{tail}.")
 
 
 class GradModeExplorer(Explorer):
