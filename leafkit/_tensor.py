@@ -28,6 +28,7 @@ from ._functions import reduction as _R
 from ._functions import shape as _S
 from ._functions import unary as _U
 from ._functions import inplace as _IP
+from ._functions._base import as_array as _as_array
 
 __all__ = ["Tensor", "Size"]
 
@@ -683,7 +684,7 @@ class Tensor:
             o = _num(other)
         else:
             return NotImplemented
-        return Tensor._make(np.asarray(fn(self._data, o)), self._device)
+        return Tensor._make(_as_array(fn(self._data, o)), self._device)
 
     def __eq__(self, other):
         return self._compare(other, np.equal)
@@ -714,7 +715,7 @@ class Tensor:
     def __invert__(self):
         if self._data.dtype.kind not in "biu":
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-        return Tensor._make(np.asarray(~self._data), self._device)
+        return Tensor._make(_as_array(~self._data), self._device)
 
     def __and__(self, other):
         return self._compare(other, np.logical_and if self._data.dtype.kind == "b" else np.bitwise_and)
@@ -804,11 +805,11 @@ class Tensor:
         """Index of the largest element (flattened, or along ``dim``) as an int64 tensor; not differentiable."""
         d = self._data
         if dim is None:
-            return Tensor._make(np.asarray(np.argmax(d)).astype(np.int64), self._device)
+            return Tensor._make(_as_array(d.argmax()).astype(np.int64), self._device)
         out = np.argmax(d, axis=_S._dim(dim, d.ndim))
         if keepdim:
             out = np.expand_dims(out, _S._dim(dim, d.ndim))
-        return Tensor._make(np.asarray(out).astype(np.int64), self._device)
+        return Tensor._make(_as_array(out).astype(np.int64), self._device)
 
     def argmin(self, dim=None, keepdim=False):
         return (-self.detach()).argmax(dim, keepdim)

@@ -25,6 +25,20 @@ def _cupy():
     return cupy
 
 
+def as_array(x):
+    """A NumPy scalar (what NumPy's full reductions return) as a 0-d array; arrays, NumPy or CuPy, unchanged.
+
+    ``np.asarray`` would do for NumPy but refuses CuPy arrays (no implicit
+    device-to-host copy), so the ops use this instead.
+    """
+    return np.asarray(x) if isinstance(x, np.generic) else x
+
+
+def zeros_like_module(shape, like):
+    """Zeros of ``shape`` with ``like``'s dtype, in ``like``'s array module (NumPy or CuPy)."""
+    return array_module(like).zeros(shape, dtype=like.dtype)
+
+
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 

@@ -312,7 +312,7 @@ class DotBackward0(Op):
                                f"have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
                                "respectively")
         ctx.save_for_backward(a, b)
-        return np.asarray(a @ b)
+        return _out(a @ b)
 
     @staticmethod
     def backward(ctx, g):

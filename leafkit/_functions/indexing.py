@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Op
+from ._base import Op, array_module, as_array, zeros_like_module
 
 
 class SelectBackward0(Op):
@@ -21,7 +21,7 @@ class SelectBackward0(Op):
 
     @staticmethod
     def backward(ctx, g):
-        out = np.zeros(ctx.shape, dtype=g.dtype)
+        out = zeros_like_module(ctx.shape, g)
         out[ctx.key] = g
         return out, None, None
 
@@ -40,7 +40,7 @@ class SliceBackward0(Op):
 
     @staticmethod
     def backward(ctx, g):
-        out = np.zeros(ctx.shape, dtype=g.dtype)
+        out = zeros_like_module(ctx.shape, g)
         out[ctx.key] = g
         return out, None, None
 
@@ -54,12 +54,12 @@ class IndexBackward0(Op):
     def forward(ctx, a, key):
         ctx.shape, ctx.key = a.shape, key
         try:
-            return np.asarray(a[key])
+            return as_array(a[key])
         except IndexError as e:
             raise IndexError(str(e).replace("axis", "dimension")) from None
 
     @staticmethod
     def backward(ctx, g):
-        out = np.zeros(ctx.shape, dtype=g.dtype)
-        np.add.at(out, ctx.key, g)
+        out = zeros_like_module(ctx.shape, g)
+        array_module(g).add.at(out, ctx.key, g)
         return out, None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Op
+from ._base import Op, array_module, as_array, zeros_like_module
 
 
 def _dims(dim, ndim):
@@ -36,7 +36,7 @@ class SumBackward0(Op):
     def forward(ctx, a):
         ctx.shape = a.shape
         dt = np.int64 if a.dtype.kind in "biu" else None
-        return np.asarray(a.sum(dtype=dt))
+        return as_array(a.sum(dtype=dt))
 
     @staticmethod
     def backward(ctx, g):
@@ -51,7 +51,7 @@ class SumBackward1(Op):
         dims = _dims(dim, a.ndim)
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
         dt = np.int64 if a.dtype.kind in "biu" else None
-        return np.asarray(a.sum(axis=dims, keepdims=keepdim, dtype=dt))
+        return as_array(a.sum(axis=dims, keepdims=keepdim, dtype=dt))
 
     @staticmethod
     def backward(ctx, g):
@@ -75,7 +75,7 @@ class MeanBackward0(Op):
     def forward(ctx, a):
         _need_float(a, "mean")
         ctx.shape = a.shape
-        return np.asarray(a.mean(dtype=a.dtype))
+        return as_array(a.mean(dtype=a.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -91,7 +91,7 @@ class MeanBackward1(Op):
         _need_float(a, "mean")
         dims = _dims(dim, a.ndim)
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        return np.asarray(a.mean(axis=dims, keepdims=keepdim, dtype=a.dtype))
+        return as_array(a.mean(axis=dims, keepdims=keepdim, dtype=a.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -110,7 +110,7 @@ class _ExtremumAll(Op):
         if a.size == 0:
             raise RuntimeError(f"{cls._fn.__name__}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
-        out = np.asarray(cls._fn(a))
+        out = as_array(cls._fn(a))
         ctx.save_for_backward(a, out)
         return out
 
@@ -139,7 +139,7 @@ class _ExtremumDim(Op):
     @classmethod
     def forward(cls, ctx, a, dim, keepdim=False):
         (d,) = _dims(dim, a.ndim) or (0,)
-        idx = np.asarray(cls._arg(a, axis=d, keepdims=True)) if a.ndim else np.asarray(0)
+        idx = as_array(cls._arg(a, axis=d, keepdims=True)) if a.ndim else array_module(a).asarray(0)
         vals = np.take_along_axis(a, idx, axis=d) if a.ndim else a.copy()
         if not keepdim and a.ndim:
             idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
@@ -147,7 +147,7 @@ class _ExtremumDim(Op):
         ctx.save_for_backward(idx)
         idx = idx.astype(np.int64)
         ctx.mark_non_differentiable(idx)
-        return np.asarray(vals), idx
+        return as_array(vals), idx
 
     @staticmethod
     def backward(ctx, g, g_idx):
@@ -157,8 +157,8 @@ class _ExtremumDim(Op):
         d = ctx.dim
         if not ctx.keepdim:
             g, idx = np.expand_dims(g, d), np.expand_dims(idx, d)
-        out = np.zeros(ctx.shape, dtype=g.dtype)
-        np.put_along_axis(out, idx, g, axis=d)
+        out = zeros_like_module(ctx.shape, g)
+        array_module(g).put_along_axis(out, idx, g, axis=d)
         return out, None, None
 
 
@@ -183,7 +183,7 @@ class SoftmaxBackward0(Op):
         out = e / e.sum(axis=d, keepdims=True)
         ctx.save_for_backward(out)
         ctx.dim = d
-        return np.asarray(out)
+        return as_array(out)
 
     @staticmethod
     def backward(ctx, g):
@@ -204,7 +204,7 @@ class LogSoftmaxBackward0(Op):
         out = z - np.log(np.exp(z).sum(axis=d, keepdims=True))
         ctx.save_for_backward(out)
         ctx.dim = d
-        return np.asarray(out)
+        return as_array(out)
 
     @staticmethod
     def backward(ctx, g):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Op
+from ._base import Op, array_module
 
 
 def _float(a):
@@ -153,7 +153,7 @@ class ClampBackward1(Op):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        mask = np.ones(a.shape, dtype=bool)
+        mask = array_module(a).ones(a.shape, dtype=bool)
         if ctx.lo is not None:
             mask &= a >= ctx.lo
         if ctx.hi is not None:
