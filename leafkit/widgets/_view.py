@@ -387,7 +387,11 @@ class Explorer:
         display(self.widget)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict) and "text/plain" in bundle:  # what shows where widgets cannot render
+            bundle["text/plain"] = (f"<{type(self).__name__}: an interactive explorer; it needs a running "
+                                    f"Jupyter kernel with ipywidgets>")
+        return bundle
 
     @property
     def svg(self):

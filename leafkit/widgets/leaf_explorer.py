@@ -254,7 +254,7 @@ def _step_words(code: str, one_line: bool) -> str:
     return op[1] if len(op) == 2 else "." + rhs.split(".", 1)[1]
 
 
-def _row_cells(r, changed: bool):
+def _row_cells(r):
     same = (f'<div style="font-size:11.5px;color:#6a1b9a">same tensor as {esc(r["same_as"])}</div>'
             if r["same_as"] else "")
     return [
@@ -394,7 +394,7 @@ class LeafExplorer(Explorer):
             changed = set()
         self._prev_rows = res.rows
         self.code_view.value = code_html(res.code, "The code")
-        table_rows = [_row_cells(r, i in changed) for i, r in enumerate(res.rows)]
+        table_rows = [_row_cells(r) for r in res.rows]
         self.table_view.value = table_html(["var", "step by step (what runs)", "is_leaf", "requires_grad",
                                             "grad_fn", "device"], table_rows, title="Every intermediate",
                                            highlight=changed)

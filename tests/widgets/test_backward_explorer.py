@@ -130,3 +130,29 @@ def test_bad_arguments():
         BackwardExplorer(retain_grad=["x"])
     with pytest.raises(ValueError):
         BackwardExplorer(hook="x")
+
+
+def test_moving_the_hook_between_passes(real_torch):
+    """Register on y, move to z, remove: handle.remove() lands in the program; torch prints the same."""
+    import contextlib
+    import io
+
+    ex = BackwardExplorer(hook="y")
+    ex.retain_graph.value = True
+    ex.backward_button.click()
+    ex.hook_on.value = "z"
+    ex.backward_button.click()
+    ex.hook_on.value = "none"
+    ex.backward_button.click()
+    assert ex.actions == ['handle = y.register_hook(lambda grad: print("hook on y saw", grad))',
+                          "t.backward(retain_graph=True)", "handle.remove()",
+                          'handle = z.register_hook(lambda grad: print("hook on z saw", grad))',
+                          "t.backward(retain_graph=True)", "handle.remove()", "t.backward(retain_graph=True)"]
+    assert ex.printed == "hook on y saw tensor([256.])\nhook on z saw tensor([32.])\n"
+    assert ex.rows[0]["grad_history"] == ["tensor([1024.])", "tensor([2048.])", "tensor([3072.])"]
+    assert "\u2713 hook" not in ex.table_view.value and ex.internal_errors == []
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        ns, err = execute_error(ex.program, real_torch)
+    assert err is None and buf.getvalue() == ex.printed
+    assert grad_repr(ns["x"]) == ex.grads["x"]

@@ -32,6 +32,7 @@ def test_constructible_and_displayable_without_a_browser(cls):
     ex = cls()
     bundle = ex._repr_mimebundle_()
     assert WIDGET_VIEW in bundle and bundle[WIDGET_VIEW]["model_id"] == ex.widget.model_id
+    assert bundle["text/plain"].startswith(f"<{cls.__name__}: an interactive explorer")
     assert callable(ex._ipython_display_)
     assert "lk-explorer" in ex.widget._dom_classes
     assert ex.code
