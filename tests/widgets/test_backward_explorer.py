@@ -10,7 +10,7 @@ import pytest
 import leafkit
 from leafkit.widgets import BackwardExplorer
 from leafkit.widgets.backward_explorer import INTERMEDIATES, NAMES, SETUP
-from widget_checks import execute_error, grad_repr
+from widget_checks import execute_error, grad_repr, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 SECOND_TIME = "RuntimeError: Trying to backward through the graph a second time"
 RETAINS = [c for n in range(4) for c in itertools.combinations(INTERMEDIATES, n)]

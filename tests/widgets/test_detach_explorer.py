@@ -9,7 +9,7 @@ import pytest
 import leafkit
 from leafkit.widgets import DetachExplorer
 from leafkit.widgets.detach_explorer import ACTIONS, SETUP
-from widget_checks import execute_error, grad_repr, leaf_facts
+from widget_checks import execute_error, grad_repr, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 SEQUENCES = [list(c) for n in range(1, 4) for c in itertools.product(ACTIONS, repeat=n)]
 INPLACE = "modified by an inplace operation"

@@ -8,7 +8,7 @@ import pytest
 
 from leafkit.widgets import GradModeExplorer
 from leafkit.widgets.grad_mode_explorer import OPERATORS, grad_mode_program, run_grad_mode
-from widget_checks import execute_error, grad_repr, leaf_facts
+from widget_checks import execute_error, grad_repr, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 STATES = list(itertools.product((False, True), (False, True), OPERATORS, (False, True)))
 NODE = {"*": "MulBackward0", "/": "DivBackward0", "+": "AddBackward0", "-": "SubBackward0"}

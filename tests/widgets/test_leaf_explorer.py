@@ -12,7 +12,7 @@ import pytest
 import leafkit
 from leafkit.widgets import LeafExplorer
 from leafkit.widgets.leaf_explorer import NO_STEP, STEPS, chain_code, explain_chain, run_chain, step_program
-from widget_checks import ALL_CHAINS, ALL_LEAF_STATES, as_torch, execute, leaf_facts
+from widget_checks import ALL_CHAINS, ALL_LEAF_STATES, as_torch, execute, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 _BY_GROUP = {}
 for _rg, _when, _chain in ALL_LEAF_STATES:

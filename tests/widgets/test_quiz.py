@@ -5,7 +5,7 @@ import pytest
 
 from leafkit.widgets import LeafQuiz
 from leafkit.widgets.quiz import QUESTIONS, UNANSWERED
-from widget_checks import as_torch, execute, leaf_facts
+from widget_checks import as_torch, execute, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 # seed001_clone_detach_cuda.json (PyTorch's observed values)
 SEED_001 = {"a": (True, False), "b": (True, True), "c": (True, False), "d": (True, False), "e": (True, False),

@@ -8,6 +8,7 @@ import leafkit
 from leafkit.viz import INSTALL_HINT, clear_svg_cache
 from leafkit.widgets import BackwardExplorer, DetachExplorer, GradModeExplorer, LeafExplorer, LeafQuiz
 from leafkit.widgets import _view
+from widget_checks import grad_mode_restored  # noqa: F401 (fixture)
 
 EXPLORERS = [LeafExplorer, GradModeExplorer, BackwardExplorer, DetachExplorer, LeafQuiz]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -1,8 +1,22 @@
-"""Helpers for tests/widgets: run code directly (not through the explorers) to get the truth."""
+"""Helpers and fixtures for tests/widgets.
+
+Helpers run code directly (not through the explorers) to get the truth.
+Fixtures (import them into a test module to use them; there is deliberately no
+conftest.py here, since tests/viz imports its own ``conftest`` by name):
+
+``no_dot``      Graphviz's ``dot`` reported missing, caches cleared: drawings take
+                the text-fallback path.  The exhaustive tests use it, because a
+                ``dot`` run per state would make them slow; the drawing is then
+                checked through ``explorer.drawing`` (its ``state`` and text).
+``real_torch``  The real PyTorch module, or the test is skipped.
+``grad_mode_restored`` (autouse where imported)  grad mode is on before and after.
+"""
 from __future__ import annotations
 
 import itertools
 import warnings
+
+import pytest
 
 import leafkit
 
@@ -57,3 +71,31 @@ def grad_repr(t):
         warnings.simplefilter("ignore")
         g = t.grad
     return None if g is None else repr(g.detach())
+
+
+@pytest.fixture
+def no_dot(monkeypatch):
+    from leafkit.viz import _render, clear_svg_cache
+    from leafkit.widgets import _view
+
+    monkeypatch.setattr(_render, "dot_available", lambda: False)
+    clear_svg_cache()
+    _view.clear_caches()
+    yield
+    clear_svg_cache()
+    _view.clear_caches()
+
+
+@pytest.fixture
+def real_torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def grad_mode_restored():
+    """Every test starts and ends with grad mode on (an explorer must never leak no_grad)."""
+    import leafkit
+
+    assert leafkit.is_grad_enabled()
+    yield
+    assert leafkit.is_grad_enabled()
