@@ -959,12 +959,20 @@ class Tensor:
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         """Fill in place with uniform samples from [a, b) (used by ``nn.Linear``'s initialisation)."""
         from ._random import uniform_array
-        return _IP.inplace(self, _IP.FillBackward0, uniform_array(self.shape, a, b, self._data.dtype, generator))
+        return _IP.inplace(self, _IP.FillBackward0,
+                           self._on_device(uniform_array(self.shape, a, b, self._data.dtype, generator)))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill in place with normal samples of the given mean and std."""
         from ._random import normal_array
-        return _IP.inplace(self, _IP.FillBackward0, normal_array(self.shape, mean, std, self._data.dtype, generator))
+        return _IP.inplace(self, _IP.FillBackward0,
+                           self._on_device(normal_array(self.shape, mean, std, self._data.dtype, generator)))
+
+    def _on_device(self, host_array):
+        """Random values are drawn on the host; a cuda tensor gets them copied to its device first."""
+        if self._device.type == "cpu":
+            return host_array
+        return _device.to_device_array(host_array, _CPU, self._device)
 
 
 def _rebuild(arr, dev, requires_grad):
