@@ -17,10 +17,7 @@ if ROOT not in sys.path:
 def _load(name):
     if name == "torch":
         return pytest.importorskip("torch")
-    mod = importlib.import_module("leafkit")
-    if not hasattr(mod, "tensor"):
-        pytest.skip("leafkit has no tensor() yet")
-    return mod
+    return importlib.import_module("leafkit")
 
 
 @pytest.fixture(params=["leafkit", "torch"])
@@ -37,17 +34,3 @@ def lk():
 @pytest.fixture
 def real_torch():
     return _load("torch")
-
-
-def to_other_device(torch, t):
-    """Move ``t`` "to the other device": ``.cuda()`` where cuda exists (leafkit
-    always, simulated without a GPU), else a float64 copy, which makes the same
-    autograd point (a differentiable copy is a ``ToCopyBackward0`` non-leaf)."""
-    if has_cuda(torch):
-        return t.cuda()
-    return t.to(torch.float64)
-
-
-def has_cuda(torch) -> bool:
-    """A real GPU, or leafkit's cuda (simulated in host memory without one)."""
-    return bool(torch.cuda.is_available() or getattr(torch.cuda, "backend", lambda: None)() is not None)

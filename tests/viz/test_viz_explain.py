@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import to_other_device
+from viz_devices import to_other_device
 from leafkit.viz import REASONS, explain
 
 

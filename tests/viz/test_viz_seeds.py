@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from conftest import has_cuda, to_other_device
+from viz_devices import has_cuda, to_other_device
 from leafkit.viz import draw, explain, make_dot
 from viz_dotparse import attrs_of, cluster_members, edges, find, fn, has_edge, nodes, var
 
