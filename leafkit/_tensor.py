@@ -440,24 +440,7 @@ class Tensor:
         ``non_blocking``.  A real copy of a tensor that requires grad is a
         non-leaf whose ``grad_fn`` is ``ToCopyBackward0``, as in PyTorch.
         """
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword(s) "
-                            f"{sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, _dtype.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype, dev = a.dtype, a._device
-            elif isinstance(a, (str, _device.device, int)) and not isinstance(a, bool):
-                dev = a
-            elif isinstance(a, bool):
-                pass  # non_blocking positional
-            else:
-                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        dtype, dev, copy = parse_to_args(args, kwargs)
         dst = _device.canonical(dev) if dev is not None else self._device
         _device.check_available(dst)
         np_dtype = dtype.np if dtype is not None else None
@@ -973,6 +956,34 @@ class Tensor:
         if self._device.type == "cpu":
             return host_array
         return _device.to_device_array(host_array, _CPU, self._device)
+
+
+def parse_to_args(args, kwargs):
+    """Read ``to()``'s arguments, PyTorch style: ``(dtype)``, ``(device)``, ``(device, dtype)``, ``(tensor)``,
+    keywords ``dtype``/``device``/``copy``/``non_blocking``.  Returns ``(dtype, device, copy)``.
+
+    Raises ``TypeError`` for an argument of any other kind or an unknown keyword.
+    """
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword(s) "
+                        f"{sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, dev = a.dtype, a._device
+        elif isinstance(a, (str, _device.device, int)) and not isinstance(a, bool):
+            dev = a
+        elif isinstance(a, bool):
+            pass  # non_blocking given positionally
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    return dtype, dev, copy
 
 
 def _rebuild(arr, dev, requires_grad):

@@ -499,26 +499,9 @@ class Module:
             "Torch not compiled with CUDA enabled" for ``cuda`` when it is
             unavailable (``LEAFKIT_SIMULATE_CUDA=0`` and no GPU).
         """
-        from .. import _dtype
-        from .._device import device as _device_cls
+        from .._tensor import parse_to_args
 
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword(s) "
-                            f"{sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, _dtype.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype, dev = a.dtype, a.device
-            elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
-                dev = a
-            elif isinstance(a, bool):
-                pass
-            else:
-                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        dtype, dev, _ = parse_to_args(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
                             f"{dtype}")
