@@ -6,10 +6,20 @@ import numpy as np
 from ._base import Op, array_module, as_array, zeros_like_module
 
 
-class SelectBackward0(Op):
-    """``a[..., i, ...]`` along one dim: a view."""
+class _BasicIndex(Op):
+    """A view picked by a basic index ``ctx.key``; backward writes the gradient into zeros at that key."""
 
     _is_view = True
+
+    @staticmethod
+    def backward(ctx, g):
+        out = zeros_like_module(ctx.shape, g)
+        out[ctx.key] = g
+        return out, None, None
+
+
+class SelectBackward0(_BasicIndex):
+    """``a[..., i, ...]`` along one dim: a view."""
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -19,17 +29,9 @@ class SelectBackward0(Op):
         ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (index,)
         return a[ctx.key]
 
-    @staticmethod
-    def backward(ctx, g):
-        out = zeros_like_module(ctx.shape, g)
-        out[ctx.key] = g
-        return out, None, None
 
-
-class SliceBackward0(Op):
+class SliceBackward0(_BasicIndex):
     """``a[..., start:stop:step, ...]`` along one dim: a view."""
-
-    _is_view = True
 
     @staticmethod
     def forward(ctx, a, dim, sl):
@@ -37,12 +39,6 @@ class SliceBackward0(Op):
             raise ValueError("step must be greater than zero")
         ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (sl,)
         return a[ctx.key]
-
-    @staticmethod
-    def backward(ctx, g):
-        out = zeros_like_module(ctx.shape, g)
-        out[ctx.key] = g
-        return out, None, None
 
 
 class IndexBackward0(Op):
