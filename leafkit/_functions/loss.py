@@ -139,7 +139,7 @@ class MseLossBackward0(Op):
             from ._base import promote
             x, target = promote(x, target)
         if x.dtype.kind != "f":
-            raise RuntimeError(f"\"mse_cpu\" not implemented for '{_dtype_word(x.dtype)}'")
+            raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_dtype_word(x.dtype)}'")
         diff = x - target
         ctx.save_for_backward(diff)
         ctx.reduction = reduction

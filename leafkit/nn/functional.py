@@ -272,6 +272,12 @@ def _legacy_reduction(size_average, reduce) -> str:
     return "mean" if size_average else "sum"
 
 
+_ADDMM_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                "bool": "Bool"}
+_MM_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+             "bool": "bool"}
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``, with the graph PyTorch builds.
 
@@ -298,8 +304,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     ------
     RuntimeError
         "mat1 and mat2 shapes cannot be multiplied (4x3 and 4x2)" for
-        mismatched features; PyTorch's "expanded size" message for a bias of
-        the wrong size; different devices.
+        mismatched features; "mat1 and mat2 must have the same dtype" (with
+        bias; "expected m1 and m2 to have the same dtype" without) when
+        ``input`` and ``weight`` differ in dtype; PyTorch's "expanded size"
+        message for a bias of the wrong size; different devices.
     """
     _check_tensor("linear", "input", input)
     nd = input._data.ndim
@@ -307,6 +315,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if nd == 0 or not wshape:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {nd}D and "
                            f"{len(wshape)}D")
+    if input._data.dtype != weight._data.dtype:
+        a, b = input._data.dtype.name, weight._data.dtype.name
+        if bias is not None:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_ADDMM_NAMES.get(a, a)} and "
+                               f"{_ADDMM_NAMES.get(b, b)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_MM_NAMES.get(a, a)} != "
+                           f"{_MM_NAMES.get(b, b)}")
     wt = _S.TBackward0.apply(weight)
     if bias is not None:
         out_f = wshape[0] if len(wshape) == 2 else 1

@@ -53,10 +53,13 @@ class Linear(Module):
         super().__init__()
         from .._creation import empty
 
-        for name, v in (("in_features", in_features), ("out_features", out_features)):
+        for name, v in (("out_features", out_features), ("in_features", in_features)):
             if not isinstance(v, int) or isinstance(v, bool):
-                raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
-                                f"{type(v).__name__} at pos 0")
+                if name == "out_features":  # PyTorch's messages for empty((out_features, in_features))
+                    raise TypeError(f"empty(): argument 'size' (position 1) must be tuple of ints, but found element "
+                                    f"of type {type(v).__name__} at pos 0")
+                raise TypeError(f"empty(): argument 'size' failed to unpack the object at pos 2 with error \"type must "
+                                f"be tuple of ints,but got {type(v).__name__}\"")
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))

@@ -92,8 +92,12 @@ class Module:
     _version = 1
 
     def __init__(self, *args, **kwargs):
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument")
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
+                            "given")
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()

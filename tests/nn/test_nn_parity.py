@@ -102,6 +102,19 @@ ERROR_CALLS = {
     "no_attr": lambda lib, x: lib.nn.Linear(2, 2).nothing,
     "seq_index": lambda lib, x: lib.nn.Sequential(lib.nn.ReLU())[3],
     "param_list": lambda lib, x: lib.nn.Parameter([1.0]),
+    "linear_float_in": lambda lib, x: lib.nn.Linear(2.5, 3),
+    "linear_float_out": lambda lib, x: lib.nn.Linear(2, 3.5),
+    "module_args": lambda lib, x: lib.nn.Module(3),
+    "module_kwargs": lambda lib, x: lib.nn.Module(a=3),
+    "sequential_int": lambda lib, x: lib.nn.Sequential(3),
+    "buffer_int": lambda lib, x: lib.nn.Linear(2, 2).register_buffer("b", 3),
+    "param_name_dot": lambda lib, x: lib.nn.Linear(2, 2).register_parameter("a.b", None),
+    "load_state_dict_list": lambda lib, x: lib.nn.Linear(2, 2).load_state_dict([1]),
+    "linear_dtype_bias": lambda lib, x: lib.nn.functional.linear(x.double(), lib.zeros(2, 3), lib.zeros(2)),
+    "linear_dtype_nobias": lambda lib, x: lib.nn.functional.linear(lib.tensor([[1, 2, 3]]), lib.zeros(2, 3)),
+    "mse_long": lambda lib, x: lib.nn.functional.mse_loss(lib.tensor([1, 2]), lib.tensor([1, 2])),
+    "relu_inplace_leaf": lambda lib, x: lib.nn.functional.relu(x, inplace=True),
+    "softmax_bad_dim": lambda lib, x: lib.nn.functional.softmax(x, dim=2),
 }
 
 
