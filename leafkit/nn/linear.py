@@ -80,9 +80,11 @@ class Linear(Module):
                 self.bias.uniform_(-bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        """``F.linear(input, weight, bias)``: shape ``(*, in_features)`` to ``(*, out_features)``."""
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
+        """``in_features=64, out_features=128, bias=True``, as PyTorch prints it."""
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
@@ -147,6 +149,7 @@ class Sequential(Module):
         return self
 
     def forward(self, input):
+        """Each layer's output is the next one's input; returns the last output."""
         for module in self._modules.values():
             input = module(input)
         return input

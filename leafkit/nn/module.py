@@ -55,6 +55,7 @@ class _RemovableHook:
         self._registry = registry
 
     def remove(self) -> None:
+        """Unregister the hook."""
         self._registry.pop(self.id, None)
 
     def __enter__(self):
@@ -109,6 +110,14 @@ class Module:
 
     # -- forward --------------------------------------------------------------------
     def forward(self, *args, **kwargs):
+        """The computation; subclasses define it and callers call the module (``model(x)``), not ``forward``.
+
+        Raises
+        ------
+        NotImplementedError
+            'Module [Net] is missing the required "forward" function' when a
+            subclass did not define it.
+        """
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
@@ -324,13 +333,22 @@ class Module:
             yield p
 
     def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """Yield ``(name, buffer)`` for the tensors registered with :meth:`register_buffer`."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True):
+        """The tensors registered with :meth:`register_buffer` (state that is not learned)."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def get_submodule(self, target: str) -> "Module":
+        """The descendant named by a dotted path (``"0"``, ``"encoder.fc"``); ``""`` is this module.
+
+        Raises
+        ------
+        AttributeError
+            "Sequential has no attribute `7`" for a missing name.
+        """
         if target == "":
             return self
         mod = self
@@ -341,6 +359,7 @@ class Module:
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
+        """The parameter named by a dotted path (``"0.weight"``), as ``named_parameters`` names it."""
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
         if name not in mod._parameters:
@@ -522,17 +541,21 @@ class Module:
         return self.to("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
 
     def cpu(self) -> "Module":
+        """Move every parameter and buffer to the cpu (see :meth:`to`)."""
         return self.to("cpu")
 
     def float(self) -> "Module":
+        """Cast floating parameters and buffers to float32, in place (see :meth:`to`)."""
         from .. import _dtype
         return self.to(_dtype.float32)
 
     def double(self) -> "Module":
+        """Cast floating parameters and buffers to float64, in place (see :meth:`to`)."""
         from .. import _dtype
         return self.to(_dtype.float64)
 
     def half(self) -> "Module":
+        """Cast floating parameters and buffers to float16, in place (see :meth:`to`)."""
         from .. import _dtype
         return self.to(_dtype.float16)
 
