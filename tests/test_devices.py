@@ -231,3 +231,13 @@ def test_parity_cpu_vs_cuda_numbers():
     assert out["cpu"][0] == pytest.approx(out["cuda"][0], rel=1e-6)
     np.testing.assert_allclose(out["cpu"][1], out["cuda"][1], rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(out["cpu"][2], out["cuda"][2], rtol=1e-5, atol=1e-7)
+
+
+def test_gpu_check_script_runs_without_a_gpu():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, os.path.join(root, "bench", "gpu_check.py"), "--quick"], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ALL PARITY CHECKS PASSED" in r.stdout
+    if not torch.cuda.is_available():
+        assert "no GPU, skipped" in r.stdout

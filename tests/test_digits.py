@@ -130,3 +130,34 @@ def test_same_accuracy_as_pytorch_from_the_same_start(data, optimizer):
     np.testing.assert_allclose(lk["loss"], th["loss"], rtol=1e-4)
     for name, w in digits.numpy_weights(torch_model).items():
         np.testing.assert_allclose(digits.numpy_weights(lk_model)[name], w, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_each_training_step_graph_is_freed_by_refcounting(data, device):
+    """W5's property: with the cycle collector off, a step's whole graph dies at ``del loss``."""
+    import gc
+    import weakref
+
+    F = leafkit.nn.functional
+    model = digits.make_model(0, device=device)
+    opt = digits.make_optimizer(model)
+    X = leafkit.from_numpy(data["X_train"][:128]).to(device)
+    y = leafkit.from_numpy(data["y_train"][:128]).to(device)
+    gc.collect()
+    gc.disable()
+    try:
+        for start in (0, 64, 0):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(X[start:start + 64]), y[start:start + 64])
+            nodes, stack = [], [loss.grad_fn]
+            while stack:
+                n = stack.pop()
+                nodes.append(weakref.ref(n))
+                stack.extend(m for m, _ in n.next_functions if m is not None)
+            loss.backward()
+            opt.step()
+            del loss, n, stack
+            assert [r for r in nodes if r() is not None] == []
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
