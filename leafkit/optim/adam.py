@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-from .._tensor import Tensor
 from .._functions._base import array_module
 from .optimizer import Optimizer, _bump, _check_number
 
