@@ -25,7 +25,7 @@ def _finish(arr, dtype, device, requires_grad):
     _device.check_available(dev)
     if dtype is not None:
         if not isinstance(dtype, _dtype.dtype):
-            raise TypeError(f"dtype must be a leafkit dtype such as torch.float32, got {dtype!r}")
+            raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
         if arr.dtype != dtype.np:
             arr = arr.astype(dtype.np)
     if requires_grad and arr.dtype.kind not in "fc":
@@ -37,8 +37,10 @@ def _finish(arr, dtype, device, requires_grad):
     return t
 
 
-def _infer(data):
-    """NumPy array for ``data`` with PyTorch's dtype inference (Python floats -> default dtype)."""
+def _infer(data, dtype=None):
+    """NumPy array for ``data`` with PyTorch's dtype inference (Python floats -> default dtype).
+
+    With ``dtype`` given, Python numbers go straight to it (no float32 rounding on the way to float64)."""
     if isinstance(data, Tensor):
         return _device.to_host(data._data).copy(), True
     if isinstance(data, np.ndarray):
@@ -57,6 +59,8 @@ def _infer(data):
         raise ValueError(f"expected sequence of equal lengths ({e})") from None
     if arr.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dtype is not None:
+        return arr.astype(dtype.np), False
     if arr.dtype.kind == "f":
         arr = arr.astype(_dtype.get_default_dtype().np)
     elif arr.dtype.kind in "iu":
@@ -115,10 +119,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     the recommended copy.
     """
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    arr, _ = _infer(data)
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"tensor(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    arr, _ = _infer(data, dtype)
     return _finish(arr, dtype, device, requires_grad)
 
 
@@ -136,6 +142,8 @@ def from_numpy(arr: np.ndarray) -> Tensor:
 
 
 def _factory_dtype(dtype):
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
     return dtype if dtype is not None else _dtype.get_default_dtype()
 
 
@@ -234,7 +242,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    if high is None:
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
@@ -256,6 +266,8 @@ def _dtype_word(d):
 def cat(tensors, dim=0):
     """Concatenate along ``dim`` (``CatBackward0``)."""
     tensors = list(tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     return _S.CatBackward0.apply(dim, *tensors)
 
 

@@ -41,6 +41,10 @@ NONLEAF_GRAD_WARNING = (
     "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
     "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
     "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+T_WARNING = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw "
+    "an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+    "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 NONLEAF_REQUIRES_GRAD_MESSAGE = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
@@ -63,6 +67,16 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
 
 
 def _is_number(x) -> bool:
@@ -264,20 +278,34 @@ class Tensor:
         return self.to(dtype)
 
     # -- autograd state -----------------------------------------------------------
+    _history = 0        # bumped when this tensor's history is rebased in place (its views then regenerate)
+    _history_seen = 0   # for a view: the base's _history its grad_fn was made for
+
+    def _fresh(self) -> "Tensor":
+        """Regenerate a view's grad_fn if its base's history changed in place since (PyTorch does this lazily)."""
+        base = self._base
+        if base is not None and base._history != self._history_seen:
+            from ._functions.views import refresh_view
+            refresh_view(self)
+        return self
+
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None:
+            self._fresh()
         return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value) -> None:
         if not isinstance(value, bool):
-            raise TypeError("requires_grad must be a bool")
+            raise RuntimeError("requires_grad must be a bool")
+        self._fresh()
         if self._grad_fn is not None:
             if not value:
                 raise RuntimeError(NONLEAF_REQUIRES_GRAD_MESSAGE)
             return
         if value and self._data.dtype.kind not in "fc":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -287,10 +315,14 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            self._fresh()
         return self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
+        if self._base is not None:
+            self._fresh()
         return self._grad_fn is None
 
     @property
@@ -309,10 +341,21 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   "the same size")
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                from ._functions.arithmetic import _word
+                ctype = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
+                         "int32": "int", "bool": "bool"}.get(value.dtype.name, value.dtype.name)
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{ctype}' to a tensor with grad_dtype '{_word(self._data)}'. The gradient must match the "
+                                   "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                                   "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+                                   "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
+                                   "break downstream systems that assume they match.")
             if value._device is not self._device:
                 raise RuntimeError("assigned grad has data located on a different device")
         self._grad = value
@@ -379,9 +422,12 @@ class Tensor:
 
     def detach_(self) -> "Tensor":
         """Make this tensor a leaf that does not require grad, in place."""
-        if self._base is not None and self._base._requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
-                               "DistributedDataParallel (DDP) for training ...")
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) "
+                "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
+                "hence detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -486,13 +532,15 @@ class Tensor:
     # -- printing ------------------------------------------------------------------------
     def __repr__(self) -> str:
         from ._tensor_str import format_tensor
+        self._fresh()
         suffixes = []
         if self._grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self._grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{self._grad_fn._repr_name()}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         return format_tensor(_device.to_host(self._data), dtype_name=self.dtype.name,
-                             device_str=str(self._device), suffixes=suffixes)
+                             device_str=str(self._device), suffixes=suffixes,
+                             default_dtype=_dtype.get_default_dtype().name)
 
     __str__ = __repr__
 
@@ -512,18 +560,28 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
+
+    def unbind(self, dim=0):
+        """The slices along ``dim`` as a tuple of views (one ``UnbindBackward0`` node for all, as in PyTorch)."""
+        return _S.UnbindBackward0.apply(self, dim)
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            which = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {which} is ambiguous")
         return bool(self.item())
 
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
@@ -629,11 +687,19 @@ class Tensor:
     def __itruediv__(self, other):
         return self.div_(other)
 
+    def _operand(self, other, name):
+        o = self._other(other)
+        if o is None:
+            raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return o
+
     def add(self, other, *, alpha=1):
-        return _A.AddBackward0.apply(self, self._other(other), alpha)
+        """``self + alpha * other`` (``AddBackward0``)."""
+        return _A.AddBackward0.apply(self, self._operand(other, "add"), alpha)
 
     def sub(self, other, *, alpha=1):
-        return _A.SubBackward0.apply(self, self._other(other), alpha)
+        """``self - alpha * other`` (``SubBackward0``)."""
+        return _A.SubBackward0.apply(self, self._operand(other, "sub"), alpha)
 
     def mul(self, other):
         return self * other
@@ -786,16 +852,25 @@ class Tensor:
 
     def argmax(self, dim=None, keepdim=False):
         """Index of the largest element (flattened, or along ``dim``) as an int64 tensor; not differentiable."""
-        d = self._data
-        if dim is None:
-            return Tensor._make(_as_array(d.argmax()).astype(np.int64), self._device)
-        out = np.argmax(d, axis=_S._dim(dim, d.ndim))
-        if keepdim:
-            out = np.expand_dims(out, _S._dim(dim, d.ndim))
-        return Tensor._make(_as_array(out).astype(np.int64), self._device)
+        return self._arg_extremum(np.argmax, "argmax", dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
-        return (-self.detach()).argmax(dim, keepdim)
+        """Index of the smallest element (flattened, or along ``dim``) as an int64 tensor; not differentiable."""
+        return self._arg_extremum(np.argmin, "argmin", dim, keepdim)
+
+    def _arg_extremum(self, fn, name, dim, keepdim):
+        d = self._data
+        if dim is None:
+            if d.size == 0:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            return Tensor._make(_as_array(fn(d)).astype(np.int64), self._device)
+        axis = _S._dim(dim, d.ndim)
+        if d.ndim and d.shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+        out = fn(d, axis=axis) if d.ndim else fn(d)
+        if keepdim and d.ndim:
+            out = np.expand_dims(out, axis)
+        return Tensor._make(_as_array(out).astype(np.int64), self._device)
 
     def softmax(self, dim):
         """exp(x) / sum(exp(x)) along ``dim``, computed stably (``SoftmaxBackward0``)."""
@@ -824,6 +899,8 @@ class Tensor:
         shape = _shape_arg(shape)
         if self._data.flags.c_contiguous:
             return _S.ViewBackward0.apply(self, shape)
+        if _S.viewable(self._data, shape):
+            return _S.ReshapeAliasBackward0.apply(self, shape)
         return _S.UnsafeViewBackward0.apply(_C.CloneBackward0.apply(self), shape)
 
     def reshape_as(self, other):
@@ -834,6 +911,8 @@ class Tensor:
         if nd == 0:
             return self.reshape(1)
         s, e = _S._dim(start_dim, nd), _S._dim(end_dim, nd)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
             return self
         shp = self._data.shape
@@ -852,8 +931,9 @@ class Tensor:
 
     @property
     def T(self):
-        if self._data.ndim <= 1:
-            return self
+        """All dimensions reversed (``PermuteBackward0``); like PyTorch, warns unless the tensor is 2-D."""
+        if self._data.ndim != 2:
+            warnings.warn(T_WARNING, UserWarning, stacklevel=2)
         return _S.PermuteBackward0.apply(self, tuple(range(self._data.ndim - 1, -1, -1)))
 
     def permute(self, *dims):
@@ -883,18 +963,32 @@ class Tensor:
         return _index(self, key)
 
     def __setitem__(self, key, value):
-        if _state.enabled and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)):
-            if self._requires_grad and self._grad_fn is None:
-                raise RuntimeError(LEAF_INPLACE_MESSAGE)
-            raise RuntimeError("leafkit does not record index assignment (PyTorch's CopySlices) on tensors that "
-                               "require grad; build the result out of place, or assign under no_grad()")
-        if isinstance(value, Tensor):
-            if value._device is not self._device:
-                raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
-                                   f"{self._device} and {value._device}!")
-            value = value._data
-        self._data[_convert_key(key)] = value
-        self._version_counter[0] += 1
+        """``t[key] = value`` in place.  Recorded like PyTorch: a basic key writes through a view
+        (the base's ``grad_fn`` becomes ``CopySlices``), index tensors use ``IndexPutBackward0``.
+
+        Raises ``RuntimeError`` ("a view of a leaf Variable that requires grad is being used in an in-place
+        operation.") on a leaf that requires grad while grad mode is on."""
+        if not isinstance(value, Tensor):
+            if not _is_number(value):
+                value = Tensor._make(np.asarray(value, dtype=self._data.dtype), self._device)
+        elif value._device is not self._device:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{self._device} and {value._device}!")
+        if _is_basic_key(key):
+            view = _index(self, key)
+            if view is self:
+                view = _S.AliasBackward0.apply(self)
+            if isinstance(value, Tensor):
+                _IP.inplace(view, _IP.CopyBackwards, value)
+            else:
+                _IP.inplace(view, _IP.FillBackward2, _num(value))
+            return
+        self._fresh()
+        if _state.enabled:
+            _IP.check_inplace_allowed(self)
+        if not isinstance(value, Tensor):
+            value = Tensor._make(np.asarray(_num(value), dtype=self._data.dtype), self._device)
+        _IP.inplace(self, _IP.IndexPutBackward0, value, _convert_key(key))
 
     # -- in-place ----------------------------------------------------------------------------------
     def add_(self, other, *, alpha=1):
@@ -925,10 +1019,10 @@ class Tensor:
         return _IP.inplace(self, _IP.ZeroBackward0)
 
     def fill_(self, value):
-        """Fill with ``value`` in place (see :meth:`add_`; node ``FillBackward0``)."""
+        """Fill with ``value`` in place (see :meth:`add_`; node ``FillBackward2``)."""
         if isinstance(value, Tensor):
             value = value.item()
-        return _IP.inplace(self, _IP.FillBackward0, value)
+        return _IP.inplace(self, _IP.FillBackward2, value)
 
     def copy_(self, src, non_blocking=False):
         """Copy ``src`` (broadcast, cast, moved to this device) into this storage in place
@@ -942,13 +1036,13 @@ class Tensor:
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         """Fill in place with uniform samples from [a, b) (used by ``nn.Linear``'s initialisation)."""
         from ._random import uniform_array
-        return _IP.inplace(self, _IP.FillBackward0,
+        return _IP.inplace(self, _IP.FillBackward2,
                            self._on_device(uniform_array(self.shape, a, b, self._data.dtype, generator)))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill in place with normal samples of the given mean and std."""
         from ._random import normal_array
-        return _IP.inplace(self, _IP.FillBackward0,
+        return _IP.inplace(self, _IP.FillBackward2,
                            self._on_device(normal_array(self.shape, mean, std, self._data.dtype, generator)))
 
     def _on_device(self, host_array):
@@ -998,6 +1092,12 @@ def _shape_arg(shape):
     return tuple(shape)
 
 
+def _is_basic_key(key) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return all((isinstance(k, (int, np.integer)) and not isinstance(k, bool)) or isinstance(k, slice) or k is None
+               or k is Ellipsis for k in items)
+
+
 def _convert_key(key):
     if isinstance(key, tuple):
         return tuple(_convert_key(k) for k in key)
@@ -1009,31 +1109,51 @@ def _convert_key(key):
 
 
 def _index(t, key):
-    """Basic indexing becomes Select/Slice/Unsqueeze nodes (views); anything else one IndexBackward0 copy."""
+    """Basic indexing becomes Select/Slice/Unsqueeze nodes (views); anything else one IndexBackward0 copy.
+
+    Follows PyTorch: a lone slice always makes a ``SliceBackward0``; inside a
+    tuple, slices that cover their whole dimension make no node; a list that
+    holds sequences, slices or tensors is read as a tuple of indices.
+    """
+    if isinstance(key, list) and any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis
+                                     for k in key):
+        key = tuple(key)
     items = key if isinstance(key, tuple) else (key,)
-    basic = all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis for k in items) and \
-        not any(isinstance(k, bool) for k in items)
-    if not basic:
+    if not _is_basic_key(key):
+        for k in items:
+            if isinstance(k, Tensor) and k._data.dtype.kind not in "iub":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return _I.IndexBackward0.apply(t, _convert_key(key))
     consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
     nd = t._data.ndim
-    if consumed > nd:
-        raise IndexError(f"too many indices for tensor of dimension {nd}")
     if sum(1 for k in items if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    out, dim = t, 0
+    if nd == 0 and any(isinstance(k, (int, np.integer)) for k in items):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
+    if consumed > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    lone_slice = isinstance(key, slice)
+    out, dim, src_dim = t, 0, 0
+    shape = t._data.shape
     for k in items:
         if k is Ellipsis:
             dim += nd - consumed
+            src_dim += nd - consumed
         elif k is None:
             out = _S.UnsqueezeBackward0.apply(out, dim)
             dim += 1
         elif isinstance(k, slice):
-            if k != slice(None):
+            if lone_slice or k.indices(shape[src_dim]) != (0, shape[src_dim], 1):
                 out = _I.SliceBackward0.apply(out, dim, k)
             dim += 1
+            src_dim += 1
         else:
+            size = shape[src_dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {src_dim} with size {size}")
             out = _I.SelectBackward0.apply(out, dim, int(k))
+            src_dim += 1
     if out is t:
         out = _S.AliasBackward0.apply(t)
     return out

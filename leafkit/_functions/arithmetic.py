@@ -112,16 +112,18 @@ class DivBackward0(Op):
     @staticmethod
     def forward(ctx, a, b):
         a, b = _prep(a, b)
-        if getattr(a, "dtype", np.dtype("f4")).kind in "biu" and getattr(b, "dtype", np.dtype("i8")).kind in "biu" \
-                and not isinstance(b, float):
+        if a.dtype.kind in "biu" and getattr(b, "dtype", np.dtype("i8")).kind in "biu" and not isinstance(b, float):
             from .._dtype import get_default_dtype
-            a = a.astype(get_default_dtype().np)
+            ft = get_default_dtype().np  # true division of integers gives the default float dtype
+            a = a.astype(ft)
+            b = b.astype(ft) if hasattr(b, "astype") else ft.type(b)
         n = ctx.needs_input_grad
         if n:
             ctx.save_for_backward(a if n[1] else None, b if hasattr(b, "shape") else None)
             if not hasattr(b, "shape"):
                 ctx.scalar = b
-        return _out(a / b)
+        with np.errstate(all="ignore"):
+            return _out(a / b)
 
     @staticmethod
     def backward(ctx, g):
@@ -129,7 +131,8 @@ class DivBackward0(Op):
         if b is None:
             b = ctx.scalar
         n = ctx.needs_input_grad
-        return (g / b if n[0] else None, -g * a / (b * b) if n[1] else None)
+        with np.errstate(all="ignore"):
+            return (g / b if n[0] else None, -g * (a / b) / b if n[1] else None)
 
 
 class PowBackward0(Op):
@@ -140,6 +143,10 @@ class PowBackward0(Op):
 
     @staticmethod
     def forward(ctx, a, exponent):
+        if a.dtype.kind == "b":
+            raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
+        if a.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         if a.dtype.kind in "biu" and isinstance(exponent, float):
             from .._dtype import get_default_dtype
             a = a.astype(get_default_dtype().np)
@@ -148,17 +155,25 @@ class PowBackward0(Op):
         ctx.exponent = exponent
         if exponent == 2:
             return _out(a * a)
-        return _out(a ** a.dtype.type(exponent) if a.dtype.kind == "f" else a ** exponent)
+        with np.errstate(all="ignore"):
+            return _out(a ** a.dtype.type(exponent) if a.dtype.kind == "f" else a ** exponent)
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         p = ctx.exponent
-        if p == 0:
+        if p == 0:  # PyTorch: exactly zero, whatever the base
             return g * 0, None
         if p == 2:
             return g * (2 * a), None
-        return g * (p * a ** (p - 1)), None
+        with np.errstate(all="ignore"):
+            return g * (p * a ** a.dtype.type(p - 1)), None
+
+
+def _pow_exponent_grad(g, out, base):
+    """d(base**e)/de = base**e * log(base); callers mask base == 0, e >= 0 to 0, as PyTorch does."""
+    with np.errstate(all="ignore"):
+        return g * out * np.log(base)
 
 
 class PowBackward1(Op):
@@ -170,7 +185,10 @@ class PowBackward1(Op):
     @staticmethod
     def forward(ctx, a, b):
         a, b = _prep(a, b)
-        out = _out(a ** b)
+        if a.dtype.kind == "b":
+            raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
+        with np.errstate(all="ignore"):
+            out = _out(a ** b)
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -178,11 +196,12 @@ class PowBackward1(Op):
     def backward(ctx, g):
         a, b, out = ctx.saved_tensors
         n = ctx.needs_input_grad
-        ga = g * b * a ** (b - 1) if n[0] else None
-        gb = None
-        if n[1]:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gb = g * out * np.where(a > 0, np.log(np.where(a > 0, a, 1)), np.where(a == 0, 0, np.nan))
+        ga = gb = None
+        with np.errstate(all="ignore"):
+            if n[0]:
+                ga = np.where(b == 0, 0, g * b * a ** (b - 1)).astype(g.dtype)
+            if n[1]:
+                gb = np.where((a == 0) & (b >= 0), 0, _pow_exponent_grad(g, out, a)).astype(g.dtype)
         return ga, gb
 
 
@@ -196,15 +215,18 @@ class PowBackward2(Op):
     @staticmethod
     def forward(ctx, base, b):
         b2, base2 = _prep(b, base)
-        out = _out(base2 ** b2)
-        ctx.save_for_backward(out)
+        with np.errstate(all="ignore"):
+            out = _out(base2 ** b2)
+        ctx.save_for_backward(out, b2)
         ctx.base = base
         return out
 
     @staticmethod
     def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return None, g * out * np.log(ctx.base) if ctx.base > 0 else g * 0
+        out, b = ctx.saved_tensors
+        base = np.asarray(ctx.base, dtype=g.dtype)
+        with np.errstate(all="ignore"):
+            return None, np.where((base == 0) & (b >= 0), 0, _pow_exponent_grad(g, out, base)).astype(g.dtype)
 
 
 class ReciprocalBackward0(Op):
@@ -290,6 +312,9 @@ class MvBackward0(Op):
         if a.shape[1] != v.shape[0]:
             raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), "
                                f"vec ({v.shape[0]})")
+        if a.dtype != v.dtype:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_word(v)}, {_word(a)}, and "
+                               f"{_word(v)}")
         ctx.save_for_backward(a, v)
         return a @ v
 
@@ -311,6 +336,8 @@ class DotBackward0(Op):
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
                                f"have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
                                "respectively")
+        if a.dtype != b.dtype:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_word(a)} and {_word(b)}")
         ctx.save_for_backward(a, b)
         return _out(a @ b)
 
@@ -331,6 +358,8 @@ class BmmBackward0(Op):
         if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+        if a.dtype != b.dtype:
+            raise RuntimeError(f"expected scalar type {_word(a)} but found {_word(b)}")
         ctx.save_for_backward(a, b)
         return a @ b
 
@@ -339,6 +368,12 @@ class BmmBackward0(Op):
         a, b = ctx.saved_tensors
         n = ctx.needs_input_grad
         return (g @ b.transpose(0, 2, 1) if n[0] else None, a.transpose(0, 2, 1) @ g if n[1] else None)
+
+
+def _word(a):
+    """PyTorch's short dtype word in error messages: Float, Double, Long ..."""
+    return {"f2": "Half", "f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}.get(
+        a.dtype.str[1:], str(a.dtype))
 
 
 def _tname(a):

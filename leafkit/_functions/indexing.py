@@ -27,7 +27,7 @@ class SelectBackward0(_BasicIndex):
         if not -size <= index < size:
             raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
         ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (index,)
-        return a[ctx.key]
+        return a[ctx.key + (Ellipsis,)]  # with the Ellipsis a 0-d result is a view too, not a NumPy scalar
 
 
 class SliceBackward0(_BasicIndex):

@@ -18,6 +18,7 @@ import numpy as np
 from ..autograd.function import _NoGraphCtx
 from ..autograd.grad_mode import _state
 from ._base import Op
+from .views import CopySlices, IndexPutBackward0, bump_history, edge_of, make_node, refresh_view, view_index  # noqa: F401
 from . import arithmetic as _A
 from . import unary as _U
 
@@ -39,7 +40,7 @@ class ZeroBackward0(Op):
         return np.zeros_like(g)
 
 
-class FillBackward0(Op):
+class FillBackward2(Op):
     """Fill with a number (``fill_``) or with given values (``uniform_``/``normal_``)."""
 
     @staticmethod
@@ -71,6 +72,9 @@ class CopyBackwards(Op):
     def backward(ctx, g):
         return np.zeros_like(g), g
 
+    def name(self) -> str:
+        return "torch::autograd::CopyBackwards"
+
 
 def _write(t, res) -> None:
     d = t._data
@@ -91,41 +95,102 @@ def _write(t, res) -> None:
 def inplace(t, op_cls, *args):
     """Apply ``op_cls`` to ``t`` and ``args`` and write the result into ``t``'s storage.
 
+    On a view of a tensor whose history is recorded, the base's ``grad_fn``
+    becomes a ``CopySlices`` around the op's node, as in PyTorch.
+
     Raises
     ------
     RuntimeError
-        PyTorch's leaf in-place error; "Expected all tensors to be on the
-        same device"; "can't be cast to the desired output type" when the
-        result dtype does not fit; "doesn't match the broadcast shape".
+        PyTorch's in-place errors: "a leaf Variable that requires grad is
+        being used in an in-place operation", "a view of a leaf Variable
+        ...", "A view was created in no_grad mode ..."; "Expected all tensors
+        to be on the same device"; "can't be cast to the desired output
+        type"; "doesn't match the broadcast shape".
     """
-    from .._tensor import LEAF_INPLACE_MESSAGE, Tensor
+    from .._tensor import Tensor
 
     if any(a is None for a in args[:1]) and op_cls in (_A.AddBackward0, _A.SubBackward0, _A.MulBackward0,
                                                          _A.DivBackward0):
         raise TypeError(f"{op_cls.__name__[:3].lower()}_(): argument 'other' must be Tensor or Number")
-    grad_on = _state.enabled
-    if grad_on and t._requires_grad and t._grad_fn is None:
-        raise RuntimeError(LEAF_INPLACE_MESSAGE)
     for a in args:
         if isinstance(a, Tensor) and a._device is not t._device:
             raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                                f"{t._device} and {a._device}!")
+    base = t._base
+    if base is not None and base._history != t._history_seen:
+        refresh_view(t)
+    grad_on = _state.enabled
+    if grad_on:
+        check_inplace_allowed(t)
     record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
-    if record:
-        if t._base is not None:
-            raise RuntimeError("leafkit does not record in-place operations on views of tensors that require grad "
-                               "(PyTorch rebases the base with CopySlices); use an out-of-place operation instead")
-        old = Tensor._make(t._data.copy() if op_cls in _SAVES_SELF else t._data, t._device, t._grad_fn,
-                           t._output_nr)
-        old._requires_grad = t._requires_grad
-        res = op_cls.apply(old, *args)
-        _write(t, res._data)
-        t._grad_fn = res._grad_fn
-        t._output_nr = 0
-        t._requires_grad = True
-    else:
+    if not record:
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         out = op_cls.forward(_NoGraphCtx(), t._data, *arrays)
         _write(t, out[0] if isinstance(out, tuple) else out)
+        t._version_counter[0] += 1
+        return t
+    saves_self = op_cls in _SAVES_SELF
+    old = Tensor._make(t._data.copy() if saves_self else t._data, t._device, None if base is not None else t._grad_fn,
+                       t._output_nr)
+    old._requires_grad = t._requires_grad if base is None else base._requires_grad
+    if not saves_self:
+        old._version_counter = t._version_counter
+    res = op_cls.apply(old, *args)
+    node = res._grad_fn
+    _write(t, res._data)
     t._version_counter[0] += 1
+    _rebind_saved_result(node, res, t)
+    if base is None:
+        if t._retains_grad and t._grad_fn is not None:  # retain_grad follows the tensor to its new history
+            ref = (t._grad_fn._retain_refs or {}).pop(t._output_nr, None)
+            if ref is not None:
+                node._retain(0, t)
+        t._grad_fn = node
+        t._output_nr = 0
+        t._requires_grad = True
+        bump_history(t)
+        return t
+    # an in-place op on a view: the base's history becomes CopySlices around the op's node
+    cs = make_node(CopySlices, [edge_of(base)] + list(node.next_functions[1:]),
+                   [(base._data.shape, base._data.dtype)] + list(node._in_meta[1:]), base._device)
+    cs.fn = node
+    cs.idx = view_index(base._data, t._data)
+    base._grad_fn = cs
+    base._output_nr = 0
+    base._requires_grad = True
+    bump_history(base)
     return t
+
+
+def check_inplace_allowed(t) -> None:
+    """Raise PyTorch's error when an in-place change of ``t`` cannot be recorded (grad mode on)."""
+    from .._tensor import LEAF_INPLACE_MESSAGE
+
+    base = t._base
+    if base is None:
+        if t._requires_grad and t._grad_fn is None:
+            raise RuntimeError(LEAF_INPLACE_MESSAGE)
+        return
+    if getattr(t, "_no_grad_view", False) and t._requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
+
+
+def _rebind_saved_result(node, res, t) -> None:
+    """An op that saved its own result saved ``res``; after the write that storage is ``t``'s, at its new version."""
+    saved = node._saved
+    if not saved:
+        return
+    for sv in saved:
+        if sv is not None and sv.data is res._data:
+            sv.data = t._data
+            sv.counter = t._version_counter
+            sv.version = t._version_counter[0]

@@ -10,6 +10,8 @@ def _dims(dim, ndim):
     if dim is None:
         return None
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:  # PyTorch: an empty dim list reduces over every dimension
+        return tuple(range(ndim)) if ndim else None
     out = []
     for d in dims:
         if not -max(ndim, 1) <= d < max(ndim, 1):
@@ -68,6 +70,11 @@ def _pretty(d):
     return {"i": "Long", "b": "Bool", "u": "Byte"}.get(d.kind, str(d))
 
 
+def _acc(a):
+    """Accumulation dtype: float16 sums in float32 (as PyTorch's CPU kernels do), others in their own dtype."""
+    return np.float32 if a.dtype == np.float16 else a.dtype
+
+
 class MeanBackward0(Op):
     """Mean of all elements (floating tensors only, as in PyTorch)."""
 
@@ -75,7 +82,8 @@ class MeanBackward0(Op):
     def forward(ctx, a):
         _need_float(a, "mean")
         ctx.shape = a.shape
-        return as_array(a.mean(dtype=a.dtype))
+        with np.errstate(all="ignore"):  # the mean of nothing is nan, silently, as in PyTorch
+            return as_array(a.mean(dtype=_acc(a)).astype(a.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -91,7 +99,8 @@ class MeanBackward1(Op):
         _need_float(a, "mean")
         dims = _dims(dim, a.ndim)
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        return as_array(a.mean(axis=dims, keepdims=keepdim, dtype=a.dtype))
+        with np.errstate(all="ignore"):
+            return as_array(a.mean(axis=dims, keepdims=keepdim, dtype=_acc(a)).astype(a.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -117,7 +126,7 @@ class _ExtremumAll(Op):
     @staticmethod
     def backward(ctx, g):
         a, out = ctx.saved_tensors
-        mask = a == out
+        mask = (a == out) | (np.isnan(a) & np.isnan(out))  # a NaN maximum takes the gradient, as in PyTorch
         return g * mask / mask.sum()
 
 
@@ -139,6 +148,8 @@ class _ExtremumDim(Op):
     @classmethod
     def forward(cls, ctx, a, dim, keepdim=False):
         (d,) = _dims(dim, a.ndim) or (0,)
+        if a.ndim and a.shape[d] == 0:
+            raise IndexError(f"{cls.__name__[:3].lower()}(): Expected reduction dim {d} to have non-zero size.")
         idx = as_array(cls._arg(a, axis=d, keepdims=True)) if a.ndim else array_module(a).asarray(0)
         vals = np.take_along_axis(a, idx, axis=d) if a.ndim else a.copy()
         if not keepdim and a.ndim:
@@ -170,6 +181,12 @@ class MinBackward0(_ExtremumDim):
     _arg = staticmethod(np.argmin)
 
 
+def _softmax_dtype(a, name):
+    if a.dtype.kind != "f":
+        word = {"i": "Long", "b": "Bool", "u": "Byte"}.get(a.dtype.kind, str(a.dtype))
+        raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{word}'")
+
+
 class SoftmaxBackward0(Op):
     """``softmax(a, dim)``, computed stably (the max is subtracted first)."""
 
@@ -177,10 +194,12 @@ class SoftmaxBackward0(Op):
 
     @staticmethod
     def forward(ctx, a, dim):
+        _softmax_dtype(a, "softmax")
         (d,) = _dims(dim, a.ndim) or (None,)
-        z = a - a.max(axis=d, keepdims=True)
-        e = np.exp(z)
-        out = e / e.sum(axis=d, keepdims=True)
+        with np.errstate(all="ignore"):  # inf/nan logits give nan quietly, as in PyTorch
+            z = a - a.max(axis=d, keepdims=True)
+            e = np.exp(z)
+            out = e / e.sum(axis=d, keepdims=True)
         ctx.save_for_backward(out)
         ctx.dim = d
         return as_array(out)
@@ -198,10 +217,11 @@ class LogSoftmaxBackward0(Op):
 
     @staticmethod
     def forward(ctx, a, dim):
+        _softmax_dtype(a, "log_softmax")
         (d,) = _dims(dim, a.ndim) or (None,)
-        m = a.max(axis=d, keepdims=True)
-        z = a - m
-        out = z - np.log(np.exp(z).sum(axis=d, keepdims=True))
+        with np.errstate(all="ignore"):
+            z = a - a.max(axis=d, keepdims=True)
+            out = z - np.log(np.exp(z).sum(axis=d, keepdims=True))
         ctx.save_for_backward(out)
         ctx.dim = d
         return as_array(out)

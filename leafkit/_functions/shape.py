@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Op
+from ._base import Op, array_module
 
 
 def infer_shape(shape, numel):
@@ -59,6 +59,46 @@ class ViewBackward0(Op):
         return g.reshape(ctx.shape), None
 
 
+def viewable(a, shape) -> bool:
+    """Can ``a`` be seen with ``shape`` without copying?"""
+    try:
+        v = a.view()
+        v.shape = infer_shape(shape, a.size)
+        return True
+    except (AttributeError, RuntimeError):
+        return False
+
+
+class ReshapeAliasBackward0(ViewBackward0):
+    """``reshape`` of a non-contiguous tensor whose layout still allows a view (PyTorch's name for it)."""
+
+
+class UnbindBackward0(Op):
+    """``unbind(dim)`` (also iterating or unpacking a tensor): one view per index, all from one node."""
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        if a.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        d = _dim(dim, a.ndim)
+        ctx.shape, ctx.d = a.shape, d
+        return tuple(a[(slice(None),) * d + (i, Ellipsis)]
+                     for i in range(a.shape[d]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        xp = array_module(grads[0])
+        return xp.stack(grads, axis=ctx.d), None
+
+    @classmethod
+    def apply(cls, a, dim):
+        from ..autograd.function import _share_view
+        outs = super().apply(a, dim)
+        for o in outs:
+            _share_view(o, a)
+        return outs
+
+
 class UnsafeViewBackward0(Op):
     """The reshape of a freshly cloned (contiguous) tensor, as ``reshape`` does on a non-contiguous input."""
 
@@ -106,10 +146,12 @@ class PermuteBackward0(Op):
     @staticmethod
     def forward(ctx, a, dims):
         dims = tuple(_dim(d, a.ndim) for d in dims)
-        if len(dims) != a.ndim or len(set(dims)) != len(dims):
+        if len(dims) != a.ndim:
             raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                                f"length of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not "
                                f"equal to len(dims) = {len(dims)}")
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
         ctx.dims = dims
         return np.transpose(a, dims)
 
@@ -212,6 +254,12 @@ class CatBackward0(Op):
         if not arrays:
             raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
         d = _dim(dim, arrays[0].ndim)
+        for i, a in enumerate(arrays[1:], 1):
+            for k in range(a.ndim):
+                if k != d and a.shape[k] != arrays[0].shape[k]:
+                    raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                       f"{arrays[0].shape[k]} but got size {a.shape[k]} for tensor number {i} in "
+                                       "the list.")
         ctx.d, ctx.sizes = d, [a.shape[d] for a in arrays]
         return np.concatenate(arrays, axis=d)
 
@@ -233,8 +281,7 @@ class StackBackward0(Op):
                 raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                    f"[{', '.join(map(str, arrays[0].shape))}] at entry 0 and "
                                    f"[{', '.join(map(str, a.shape))}] at entry {i}")
-        n = arrays[0].ndim + 1
-        ctx.d = dim % n
+        ctx.d = _dim(dim, arrays[0].ndim + 1)
         return np.stack(arrays, axis=ctx.d)
 
     @staticmethod

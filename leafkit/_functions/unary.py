@@ -20,6 +20,9 @@ def _arr(x):
 class NegBackward0(Op):
     @staticmethod
     def forward(ctx, a):
+        if a.dtype.kind == "b":
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
         return _arr(-a)
 
     @staticmethod
@@ -32,7 +35,8 @@ class ExpBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
-        out = _arr(np.exp(_float(a)))
+        with np.errstate(over="ignore"):
+            out = _arr(np.exp(_float(a)))
         ctx.save_for_backward(out)
         return out
 
@@ -81,13 +85,16 @@ class AbsBackward0(Op):
 
     @staticmethod
     def forward(ctx, a):
+        if a.dtype.kind == "b":
+            raise RuntimeError("\"abs_cpu\" not implemented for 'Bool'")
         ctx.save_for_backward(a)
         return _arr(np.abs(a))
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        return g * np.sign(a)
+        s = np.sign(a)
+        return g * np.where(s == s, s, 0)  # sign(nan) counts as 0, as in PyTorch
 
 
 class ReluBackward0(Op):
@@ -102,7 +109,7 @@ class ReluBackward0(Op):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return g * (out > 0)
+        return g * ~(out <= 0)  # PyTorch's threshold rule: a NaN result passes the gradient
 
 
 class SigmoidBackward0(Op):
@@ -146,6 +153,8 @@ class ClampBackward1(Op):
     def forward(ctx, a, lo=None, hi=None):
         if lo is None and hi is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if a.dtype.kind in "biu" and (isinstance(lo, float) or isinstance(hi, float)):
+            a = _float(a)  # PyTorch: float bounds on an integer tensor give the default float dtype
         ctx.save_for_backward(a)
         ctx.lo, ctx.hi = lo, hi
         return _arr(np.clip(a, lo, hi))

@@ -112,7 +112,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         edges = _input_edges(inputs)
-    run_backward(_root_edges(outputs, grads), bool(retain_graph), edges, input_tensors=inputs)
+        for t in inputs:  # PyTorch: a non-leaf named in inputs= gets its .grad, so it now retains grad
+            if t._grad_fn is not None:
+                t.retain_grad()
+    with np.errstate(all="ignore"):  # inf/nan gradients stay silent, as in PyTorch
+        run_backward(_root_edges(outputs, grads), bool(retain_graph), edges)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -140,15 +144,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError(_CREATE_GRAPH)
     if is_grads_batched:
         raise NotImplementedError("leafkit does not implement is_grads_batched")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
+    if not inputs_t:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _make_grads(outputs, _as_tuple(grad_outputs))
     if retain_graph is None:
         retain_graph = create_graph
-    captured = run_backward(_root_edges(outputs, grads), bool(retain_graph), _input_edges(inputs_t), capture=True,
-                            allow_unused=allow_unused)
+    with np.errstate(all="ignore"):
+        captured = run_backward(_root_edges(outputs, grads), bool(retain_graph), _input_edges(inputs_t),
+                                capture=True, allow_unused=allow_unused)
     result = []
     for t, g in zip(inputs_t, captured):
         if g is None:

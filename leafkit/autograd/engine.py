@@ -21,7 +21,6 @@ Nothing here holds a reference after ``run_backward`` returns.
 from __future__ import annotations
 
 import heapq
-import weakref
 
 import numpy as np
 
@@ -61,10 +60,13 @@ def _run_tensor_hooks(hooks, g, device):
         r = fn(t)
         if r is not None:
             if not isinstance(r, Tensor):
-                raise TypeError(f"expected Tensor or None from hook, got {type(r).__name__}")
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+            name = getattr(fn, "__name__", repr(fn))
             if r._data.shape != g.shape:
-                name = getattr(fn, "__name__", repr(fn))
                 raise RuntimeError(f"hook '{name}' has changed the size of value")
+            if r._data.dtype != g.dtype or r._device is not t._device:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was {t._type_string()} got "
+                                   f"{r._type_string()})")
             g = r._data
     return g
 
@@ -96,8 +98,7 @@ def accumulate_into(var, g) -> None:
             var._grad = Tensor._make(gd + g, var._device)
 
 
-def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = False, allow_unused: bool = False,
-                 input_tensors=None):
+def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = False, allow_unused: bool = False):
     """Run backward from ``root_edges`` = [(node, output_nr, grad_array), ...].
 
     Parameters
@@ -105,9 +106,6 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
     inputs : list of (node, output_nr) or None
         Restrict the work to paths that reach these nodes (``inputs=`` of
         ``backward``, or ``autograd.grad``).
-    input_tensors : list of Tensor, optional
-        The tensors behind ``inputs`` (``backward(inputs=...)`` fills the
-        ``.grad`` of non-leaf ones).
     capture : bool
         ``autograd.grad`` mode: return the gradients arriving at ``inputs``
         instead of accumulating into ``.grad``.
@@ -201,35 +199,32 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
                         _retain(ref, grads[nr], dev)
             if node._pre_hooks:
                 for fn in list(node._pre_hooks.values()):
-                    r = _call_node_hook(fn, (grads,), dev)
+                    r = _call_node_hook(fn, (grads,), dev, expect=len(grads))
                     if r is not None:
                         grads = r
         is_acc = type(node) is AccumulateGrad
-        if targets is not None and node in targets and grads is not None:
-            if is_acc:
-                var = node.variable
-                g = grads[0]
-                if var._hooks:
-                    g = _run_tensor_hooks(var._hooks, g, var._device)
-                if capture:
-                    for k, _ in targets[node]:
-                        captured[k] = g
-                else:
-                    accumulate_into(var, g)
-                continue
-            for k, nr in targets[node]:
-                if capture:
-                    captured[k] = grads[nr]
-                elif grads[nr] is not None:
-                    _retain(weakref.ref(input_tensors[k]), grads[nr], dev)
         if is_acc:
-            if grads is not None and grads[0] is not None and (targets is None):
-                var = node.variable
-                g = grads[0]
-                if var._hooks:
-                    g = _run_tensor_hooks(var._hooks, g, var._device)
-                accumulate_into(var, g)
+            if grads is None or grads[0] is None:
+                continue
+            var = node.variable
+            g = grads[0]
+            if var._hooks:
+                g = _run_tensor_hooks(var._hooks, g, var._device)
+            if capture:
+                for k, _ in targets[node]:
+                    captured[k] = g
+            elif targets is None or node in targets:
+                if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
+                    accumulate_into(var, g)
+                if node._post_hooks:
+                    for fn in list(node._post_hooks.values()):
+                        _call_node_hook(fn, ((), (g,)), dev, expect=0)
             continue
+        if targets is not None and node in targets and grads is not None and capture:
+            for k, nr in targets[node]:
+                captured[k] = grads[nr]
+        if targets is not None and not any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
+            continue  # an input of grad()/backward(inputs=): its gradient is taken, its own node does not run
         nf = node.next_functions
         if grads is not None and any(g is not None for g in grads):
             if any(g is None for g in grads):
@@ -239,7 +234,7 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
             in_grads = node._backward(grads)
             if node._post_hooks:
                 for fn in list(node._post_hooks.values()):
-                    r = _call_node_hook(fn, (in_grads, grads), dev)
+                    r = _call_node_hook(fn, (in_grads, grads), dev, expect=len(in_grads))
                     if r is not None:
                         in_grads = r
             if not retain_graph:
@@ -285,13 +280,18 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
     return None
 
 
-def _call_node_hook(fn, args, dev):
+def _call_node_hook(fn, args, dev, expect):
     from .._tensor import Tensor
 
     wrapped = [tuple(Tensor._wrap(g, dev) if g is not None else None for g in a) for a in args]
     r = fn(*wrapped)
     if r is None:
         return None
+    r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+    if len(r) != expect:
+        name = getattr(fn, "__name__", repr(fn))
+        raise RuntimeError(f"hook '{name}' returned an incorrect number of values (got {len(r)}, but expected "
+                           f"{expect})")
     return [x._data if isinstance(x, Tensor) else x for x in r]
 
 

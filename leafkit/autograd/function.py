@@ -77,6 +77,18 @@ class Function(Node):
     def __init__(self, *args, **kwargs):  # pragma: no cover - guard
         raise RuntimeError("Function objects are created by Function.apply(); call MyFunction.apply(...) instead")
 
+    # names: leafkit's own ops are named like PyTorch's nodes; a user's Function "Sq" makes nodes "SqBackward"
+    def name(self) -> str:
+        cls = type(self)
+        return cls.__name__ if cls._array_api else cls.__name__ + "Backward"
+
+    _repr_name = name
+
+    def __repr__(self) -> str:
+        if type(self)._array_api:
+            return Node.__repr__(self)
+        return f"<torch.autograd.function.{self.name()} object at {id(self):#x}>"
+
     # ctx API ---------------------------------------------------------------
     def save_for_backward(self, *tensors):
         """Keep ``tensors`` for backward; read them back with ``ctx.saved_tensors``."""
@@ -118,6 +130,8 @@ class Function(Node):
         needs = False
         for a in args:
             if isinstance(a, Tensor):
+                if a._base is not None and a._base._history != a._history_seen:
+                    a._fresh()
                 d = a._device
                 if dev is None:
                     dev = d
@@ -183,6 +197,7 @@ class Function(Node):
         node._in_meta = meta
         node.needs_input_grad = tuple(needs_input_grad)
 
+        out_objs = ()
         if cls._array_api:
             out = cls.forward(node, *fwd_args)
         else:
@@ -190,6 +205,7 @@ class Function(Node):
             with no_grad():
                 out_t = cls.forward(node, *fwd_args)
             out = tuple(o._data for o in out_t) if isinstance(out_t, tuple) else out_t._data
+            out_objs = out_t if isinstance(out_t, tuple) else (out_t,)
 
         multi = type(out) is tuple
         outs = out if multi else (out,)
@@ -200,6 +216,16 @@ class Function(Node):
                 results.append(Tensor._make(o, dev))
             else:
                 results.append(Tensor._make(o, dev, node, k))
+        dirty = node.__dict__.pop("_dirty", ())
+        if dirty:  # ctx.mark_dirty: the modified input itself is the output, with this node as its history
+            for k, o in enumerate(out_objs):
+                if any(o is d for d in dirty):
+                    if o._requires_grad and o._grad_fn is None:
+                        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                                           "operation.")
+                    o._grad_fn, o._output_nr, o._requires_grad = node, k, True
+                    o._version_counter[0] += 1
+                    results[k] = o
         if multi:
             node._out_meta = [(r._data.shape, r._data.dtype) for r in results]
 
@@ -228,7 +254,7 @@ class Function(Node):
             res = (res,)
         slot_args = self._slot_args or tuple(range(len(self.next_functions)))
         if len(res) != len(self.needs_input_grad) and not cls._array_api:
-            raise RuntimeError(f"function {cls.__name__} returned an incorrect number of gradients "
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                                f"(expected {len(self.needs_input_grad)}, got {len(res)})")
         return [res[i] if i < len(res) else None for i in slot_args]
 
@@ -282,7 +308,10 @@ def _tensor_cls():
 def _share_view(view, src):
     """A view shares its source's storage, so it shares the version counter too."""
     view._version_counter = src._version_counter
-    view._base = src._base if src._base is not None else src
+    base = view._base = src._base if src._base is not None else src
+    view._history_seen = base._history
+    if view._grad_fn is None and src._requires_grad:
+        view._no_grad_view = True  # made under no_grad: recording an in-place change of it is refused
 
 
 def once_differentiable(fn):

@@ -140,6 +140,10 @@ class Node:
         """The node's name, e.g. ``'MulBackward0'``."""
         return type(self).__name__
 
+    def _repr_name(self) -> str:
+        """The name a tensor's repr shows in ``grad_fn=<...>`` (PyTorch shows the node's class name)."""
+        return type(self).__name__
+
     def _sequence_nr(self) -> int:
         return self._seq
 

@@ -1,0 +1,171 @@
+"""Views and in-place changes: how PyTorch keeps gradients right when storage is shared.
+
+Three nodes, named as PyTorch names them:
+
+``AsStridedBackward0``
+    When a base tensor's history changes in place (``h.mul_(3)``), every view
+    made earlier (``v = h.view(2)``) must now route its gradient through the
+    *new* history.  PyTorch regenerates the view's ``grad_fn`` lazily as an
+    ``AsStridedBackward0`` over the base; so does leafkit
+    (:func:`refresh_view`).
+``CopySlices``
+    An in-place op on a view (``b[1:3].mul_(5)``, ``b[0] = w``) changes the
+    base.  The base's new ``grad_fn`` is a ``CopySlices`` that wraps the op's
+    node: inside the view's region the gradient goes through the op, outside
+    it passes unchanged to the base's old history.
+``IndexPutBackward0``
+    ``b[index_tensor] = values`` with advanced indices.
+
+The geometry of a view inside its base is a flat index array
+(:func:`view_index`), computed from the arrays' addresses and strides, so any
+chain of views (slices, transposes, selects, expands) is covered.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.graph import Node
+from ._base import Op, array_module
+
+
+def _addresses(arr):
+    """Byte address of every element of ``arr`` (C order), as an int64 array of its shape."""
+    start = arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else int(arr.data.ptr)
+    addr = np.full(arr.shape, start, dtype=np.int64)
+    for axis, (n, st) in enumerate(zip(arr.shape, arr.strides)):
+        shape = [1] * arr.ndim
+        shape[axis] = n
+        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return addr
+
+
+def view_index(base_arr, view_arr):
+    """Flat (C-order) indices into ``base_arr`` of each element of ``view_arr`` (same storage).
+
+    Raises
+    ------
+    RuntimeError
+        If an element of the view does not lie in the base (not a view of it).
+    """
+    base_addr = _addresses(base_arr).reshape(-1)
+    order = np.argsort(base_addr, kind="stable")
+    sorted_addr = base_addr[order]
+    want = _addresses(view_arr)
+    pos = np.searchsorted(sorted_addr, want)
+    pos = np.clip(pos, 0, max(len(sorted_addr) - 1, 0))
+    if want.size and (len(sorted_addr) == 0 or not np.array_equal(sorted_addr[pos], want)):
+        raise RuntimeError("leafkit: a view's elements do not lie inside its base")
+    return order[pos]
+
+
+def _zeros(shape, like):
+    return array_module(like).zeros(shape, dtype=like.dtype)
+
+
+def _scatter_add(flat_size, idx, g):
+    xp = array_module(g)
+    out = xp.zeros(flat_size, dtype=g.dtype)
+    if xp is np:
+        np.add.at(out, idx.reshape(-1), g.reshape(-1))
+    else:
+        import cupyx
+        cupyx.scatter_add(out, xp.asarray(idx.reshape(-1)), g.reshape(-1))
+    return out
+
+
+def make_node(cls, edges, meta, device):
+    """A graph node built directly (no forward run): ``edges`` are its next_functions, ``meta`` its input metadata."""
+    node = cls.__new__(cls)
+    Node.__init__(node)
+    node.next_functions = tuple(edges)
+    node._in_meta = list(meta)
+    node.needs_input_grad = tuple(e[0] is not None for e in edges)
+    node._device = device
+    return node
+
+
+def edge_of(t):
+    """The (node, output_nr) pair that receives ``t``'s gradient, or (None, 0)."""
+    if not t._requires_grad:
+        return (None, 0)
+    fn = t._grad_fn
+    return (fn, t._output_nr) if fn is not None else (t._get_accumulator(), 0)
+
+
+class AsStridedBackward0(Op):
+    """A view regenerated over its base's current history; backward scatters into the base's shape."""
+
+    @staticmethod
+    def backward(ctx, g):
+        out = _scatter_add(int(np.prod(ctx.base_shape)), ctx.idx, g)
+        return (out.reshape(ctx.base_shape),)
+
+
+class CopySlices(Op):
+    """The base's node after an in-place op on one of its views (wraps that op's node ``ctx.fn``)."""
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
+    def _release(self) -> None:
+        self.fn._release()
+        Op._release(self)
+
+    @staticmethod
+    def backward(ctx, g):
+        flat = g.reshape(-1)
+        idx = ctx.idx.reshape(-1)
+        res = ctx.fn._backward([flat[idx].reshape(ctx.idx.shape)])
+        out = flat.copy()  # outside the view's region the gradient passes to the base's old history
+        if res[0] is None:
+            out[idx] = 0
+        else:
+            r0 = res[0]
+            if r0.shape != ctx.idx.shape:
+                from ..autograd.engine import sum_to_shape
+                r0 = sum_to_shape(r0, ctx.idx.shape)
+            out[idx] = r0.reshape(-1)
+        return (out.reshape(g.shape), *res[1:])
+
+
+class IndexPutBackward0(Op):
+    """``a[key] = values`` with advanced indices: values replace; the replaced elements get no gradient."""
+
+    _n_slots = 2
+
+    @staticmethod
+    def forward(ctx, a, values, key):
+        out = a.copy()
+        out[key] = values
+        ctx.key = key
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        n = ctx.needs_input_grad
+        ga = None
+        if n[0]:
+            ga = g.copy()
+            ga[ctx.key] = 0
+        gv = g[ctx.key] if n[1] else None
+        return ga, gv, None
+
+
+def refresh_view(view) -> None:
+    """Bring a view's ``grad_fn`` and ``requires_grad`` up to date with its base's history (PyTorch does this lazily)."""
+    base = view._base
+    view._history_seen = base._history
+    view._requires_grad = base._requires_grad
+    if not base._requires_grad:
+        view._grad_fn = None
+        return
+    node = make_node(AsStridedBackward0, [edge_of(base)], [(base._data.shape, base._data.dtype)], view._device)
+    node.idx = view_index(base._data, view._data)
+    node.base_shape = base._data.shape
+    view._grad_fn = node
+    view._output_nr = 0
+
+
+def bump_history(base) -> None:
+    """Record that ``base``'s history was rebased in place: its views regenerate their grad_fn on next use."""
+    base._history = base._history + 1
