@@ -100,6 +100,9 @@ check-system-deps:
 # ---------------------------------------------------------------- run -----
 lab: $(DEPS_LAB)
 	@command -v dot >/dev/null || echo "warning: graphviz 'dot' not found; graph drawings will not render (apt-get install -y graphviz)"
+	@# the lessons are ours: trust them so their stored drawings show before they are run; no news pop-up
+	$(VENV)/bin/jupyter trust lessons/*.ipynb >/dev/null
+	$(VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyterlab/apputils-extension:announcements" >/dev/null 2>&1 || true
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
 	  $(if $(START_NB),--LabApp.default_url=/lab/tree/$(START_NB) $(START_NB))
 

@@ -350,6 +350,11 @@ def main(argv=None) -> dict:
     else:
         import leafkit as lib
     out = sys.stdout
+    if str(args.device).startswith("cuda") and args.torch and not lib.cuda.is_available():
+        p.error("--torch --device cuda needs a PyTorch build with CUDA and a GPU (this PyTorch has none); "
+                "leafkit's own cuda device works everywhere: drop --torch")
+    if str(args.device).startswith("cuda") and not args.torch and lib.cuda.backend() is None:
+        p.error("cuda is turned off (LEAFKIT_SIMULATE_CUDA=0) and no GPU is usable: use --device cpu")
     if not args.torch and str(args.device).startswith("cuda"):
         backend = lib.cuda.backend()
         note = {"cupy": "a real GPU (CuPy)", "simulated": "simulated in host memory (no GPU)"}.get(backend)

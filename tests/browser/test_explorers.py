@@ -5,11 +5,13 @@ server root (never into lessons/), opened and run; then the explorer's controls
 are toggled like a learner would (see explorer_driver.py) and after every step
 the drawing (SVG) and the table must have changed, with no traceback anywhere.
 The final state of each explorer is saved as a PNG to
-artifacts/screenshots/<explorer>.png and copied to docs/screenshots/ (tracked,
-for the README).
+artifacts/screenshots/<explorer>.png.  With LEAFKIT_UPDATE_DOCS=1 it is also
+copied to docs/screenshots/ (tracked, for the README); a plain test run never
+changes tracked files.
 """
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -39,8 +41,9 @@ def _shoot(lab, root, name: str):
     root.scroll_into_view_if_needed()
     lab.page.wait_for_timeout(400)  # let the last SVG paint
     root.screenshot(path=str(path))
-    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, DOCS_SHOTS / path.name)
+    if os.environ.get("LEAFKIT_UPDATE_DOCS") == "1":
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOCS_SHOTS / path.name)
     return path
 
 
