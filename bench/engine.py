@@ -24,6 +24,8 @@ except ImportError:  # the table then shows leafkit alone
 
 
 def timeit(fn, repeat=5):
+    """Median of ``repeat`` runs after one warm-up run (first-touch page faults and allocator warm-up aside)."""
+    fn()
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -106,9 +108,12 @@ def main(argv=None):
     for name, a, b, r, target in rows:
         bs = f"{b * 1e3:8.2f}ms" if b else "       n/a"
         rs = f"{r:6.2f}x" if b else "    n/a"
-        print(f"{name:44s} {a * 1e3:8.2f}ms {bs} {rs}  {target}")
+        verdict = ""
+        if b and target.startswith("<="):
+            verdict = "  ok" if r <= float(target[2:].strip().rstrip("x")) else "  MISS"
+        print(f"{name:44s} {a * 1e3:8.2f}ms {bs} {rs}  {target}{verdict}")
     growth = w4_times[100_000] / w4_times[50_000]
-    print(f"W4 growth: 100k/50k = {growth:.2f} (linear is 2.0; target <= 2.3), "
+    print(f"W4 growth: 100k/50k = {growth:.2f} (linear is 2.0; target <= 2.3: {'ok' if growth <= 2.3 else 'MISS'}), "
           f"50k/25k = {w4_times[50_000] / w4_times[25_000]:.2f}")
     if torch is not None:
         print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads; leafkit {leafkit.__version__}")
