@@ -40,6 +40,12 @@ class NllLossBackward0(Op):
     ``-sum_n w[t_n] * input[n, t_n] / sum_n w[t_n]`` over the samples whose
     target is not ``ignore_index`` (NaN when every sample is ignored, as in
     PyTorch).  Only ``input`` gets a gradient, so the node has one input.
+
+    Samples whose target is ``ignore_index`` are left out, as in PyTorch's
+    kernel, not multiplied by a zero weight: a NaN or inf in an ignored row
+    reaches neither the loss nor the gradient, an ignored row's loss
+    (``reduction="none"``) and gradient are ``0.``, and a batch where every
+    sample is ignored has zero gradients.
     """
 
     _n_slots = 1
@@ -65,6 +71,13 @@ class NllLossBackward0(Op):
                 raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({n_t}).")
             x2, t = x, target
         n_classes = x2.shape[1]
+        if weight is not None:
+            if weight.ndim != 1 or weight.shape[0] != n_classes:
+                raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no "
+                                   f"classes but got weight tensor of shape: {list(weight.shape)}")
+            if weight.dtype != x.dtype:
+                raise RuntimeError(f"expected scalar type {_dtype_word(x.dtype)} but found "
+                                   f"{_dtype_word(weight.dtype)}")
         t = t.astype(np.int64, copy=False)
         n = t.shape[0]
         lo, hi = (int(t.min()), int(t.max())) if n else (0, -1)
@@ -78,47 +91,58 @@ class NllLossBackward0(Op):
             if bool(bad.any()):
                 raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
         rows = xp.arange(n)
-        picked = x2[rows, safe]
-        if weight is None:
-            w = None if keep is None else keep.astype(x.dtype)
-        else:
-            w = weight[safe].astype(x.dtype, copy=False)
-            if keep is not None:
-                w = w * keep
-        if reduction == "none":
-            out = -picked if w is None else -(picked * w)
-            out = out.reshape(()) if unbatched else out
-            total = None
-        else:
-            total_sum = picked.sum() if w is None else (picked * w).sum()
-            if reduction == "sum":
-                out = -total_sum
-                total = None
+        w = None if weight is None else weight[safe]
+        zero = x.dtype.type(0)
+        with np.errstate(all="ignore"):  # inf/nan inputs: PyTorch prints no warning
+            picked = x2[rows, safe]
+            if reduction == "none" and not unbatched:
+                out = -picked if w is None else -picked * w
+                if keep is not None:
+                    out = xp.where(keep, out, zero)  # an ignored row is 0., whatever its input holds
+                total = zero
             else:
-                total = x.dtype.type(n) if w is None else w.sum()
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    out = -total_sum / total
-            out = xp.asarray(out, dtype=x.dtype).reshape(())
-        ctx.meta = (x.shape, rows, safe, w, reduction, total)
-        ctx.save_for_backward(target)
+                # PyTorch's sum: start at 0 and subtract each kept term (so a zero loss is 0., never -0.)
+                terms = picked if w is None else picked * w
+                if keep is not None:
+                    terms = terms[keep]
+                out = zero - terms.sum(dtype=x.dtype)
+                if w is None:
+                    total = x.dtype.type(n if keep is None else int(keep.sum()))
+                else:
+                    total = (w if keep is None else w[keep]).sum(dtype=x.dtype)
+                if reduction == "mean":
+                    out = out / total  # 0/0 = nan when every sample is ignored, as in PyTorch
+            out = xp.asarray(out, dtype=x.dtype)
+            if reduction != "none" or unbatched:
+                out = out.reshape(())
+        total = xp.asarray(total, dtype=x.dtype).reshape(())
+        ctx.meta = (x.shape, rows, safe, keep, w, reduction, total)
+        ctx.save_for_backward(x, target, weight, total)
         return out
 
     @staticmethod
     def backward(ctx, g):
         ctx.saved_tensors  # noqa: B018  (raises once the graph was freed)
-        shape, rows, safe, w, reduction, total = ctx.meta
+        shape, rows, safe, keep, w, reduction, total = ctx.meta
         xp = array_module(g)
         n_classes = shape[-1]
         grad = xp.zeros((rows.shape[0], n_classes), dtype=g.dtype)
-        if reduction == "none":
-            vals = -g.reshape(-1)
-        elif reduction == "sum":
-            vals = -g
+        with np.errstate(all="ignore"):  # total 0 (zero weights) gives inf/nan, silently, as in PyTorch
+            if reduction == "none":
+                vals = -g.reshape(-1)
+            elif reduction == "sum":
+                vals = -g
+            else:
+                vals = -(g / total)
+            if w is not None:
+                vals = vals * w
+        if keep is None:
+            grad[rows, safe] = vals
         else:
-            vals = -g / total
-        if w is not None:
-            vals = vals * w
-        grad[rows, safe] = vals
+            # only the kept rows get a value; the ignored rows stay 0.
+            if vals.ndim:
+                vals = vals[keep]
+            grad[rows[keep], safe[keep]] = vals
         return grad.reshape(shape), None, None, None, None
 
 
@@ -140,23 +164,31 @@ class MseLossBackward0(Op):
             x, target = promote(x, target)
         if x.dtype.kind != "f":
             raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_dtype_word(x.dtype)}'")
-        diff = x - target
-        ctx.save_for_backward(diff)
-        ctx.reduction = reduction
-        sq = diff * diff
-        if reduction == "none":
-            return sq
         xp = array_module(x)
-        out = sq.sum() if reduction == "sum" else sq.mean(dtype=x.dtype)
+        with np.errstate(all="ignore"):  # inf - inf and overflow: nan/inf, with no warning, as in PyTorch
+            diff = x - target
+            sq = diff * diff
+            ctx.save_for_backward(diff)
+            ctx.reduction = reduction
+            if reduction == "none":
+                return sq
+            if reduction == "sum":
+                out = sq.sum(dtype=x.dtype)
+            elif sq.size == 0:
+                out = np.nan  # the mean of nothing (NumPy would warn "Mean of empty slice")
+            else:
+                out = sq.mean(dtype=x.dtype)
         return xp.asarray(out, dtype=x.dtype).reshape(())
 
     @staticmethod
     def backward(ctx, g):
         (diff,) = ctx.saved_tensors
-        if ctx.reduction == "mean":
-            scale = g * (2.0 / max(diff.size, 1))
-        else:
-            scale = g * 2.0
-        grad = (diff * scale).astype(diff.dtype, copy=False)
+        # PyTorch's kernel: norm * (a - b) * grad, with norm = 2 / numel for "mean"; the
+        # target's gradient is the same with a and b swapped (0 - diff is target - input,
+        # including the sign of a zero: 0., not -0.)
+        norm = diff.dtype.type(2.0 / diff.size if ctx.reduction == "mean" and diff.size else 2.0)
         n = ctx.needs_input_grad
-        return (grad if n[0] else None), (-grad if n[1] else None), None
+        with np.errstate(all="ignore"):
+            gx = (norm * diff * g).astype(diff.dtype, copy=False) if n[0] else None
+            gt = (norm * (diff.dtype.type(0) - diff) * g).astype(diff.dtype, copy=False) if n[1] else None
+        return gx, gt, None

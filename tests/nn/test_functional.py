@@ -4,6 +4,7 @@ The same checks run against real PyTorch in ``test_nn_parity.py``.
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -137,6 +138,98 @@ def test_nll_loss_reductions_weight_ignore_index():
     assert x.grad.shape == x.shape and np.isfinite(x.grad.numpy()).all()
 
 
+
+def test_nll_loss_ignored_rows_are_left_out_not_multiplied_by_zero():
+    # PyTorch 2.13: an ignored row's nan/inf never reaches the loss or the gradient
+    x = torch.tensor([[-1.0, -2.0], [float("nan"), float("inf")], [-0.5, -3.0]], requires_grad=True)
+    t = torch.tensor([1, -100, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = F.nll_loss(x, t)
+        assert loss.item() == pytest.approx(1.25)
+        loss.backward()
+    assert x.grad.tolist() == [[0.0, -0.5], [0.0, 0.0], [-0.5, 0.0]]
+    assert not np.signbit(x.grad.numpy()[1]).any()  # 0., not -0.
+    # with weights too
+    x.grad = None
+    F.nll_loss(x, t, weight=torch.tensor([2.0, 3.0]), reduction="sum").backward()
+    assert x.grad.tolist() == [[0.0, -3.0], [0.0, 0.0], [-2.0, 0.0]]
+    # reduction="none": an ignored row's loss is 0. (printed "0.", never "-0." or nan)
+    x.grad = None
+    per = F.nll_loss(x, t, reduction="none")
+    assert str(per) == "tensor([2.0000, 0.0000, 0.5000], grad_fn=<NllLossBackward0>)"
+    per.sum().backward()
+    assert str(x.grad) == "tensor([[ 0., -1.],\n        [ 0.,  0.],\n        [-1.,  0.]])"
+
+
+def test_cross_entropy_ignored_nan_row_gives_finite_loss():
+    x = torch.tensor([[1.0, 2.0], [float("nan"), 0.1]], requires_grad=True)
+    loss = F.cross_entropy(x, torch.tensor([1, -100]))
+    assert float(loss) == pytest.approx(0.31326169)  # PyTorch: tensor(0.3133)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy()[0], [0.26894142, -0.26894142], rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction,value", [("mean", "nan"), ("sum", "0."), ("none", "[0., 0.]")])
+def test_nll_loss_all_ignored_batch(reduction, value):
+    # PyTorch: the mean over no samples is nan (0/0), the sum is 0.; the gradients are all 0.
+    x = torch.tensor([[1.0, float("inf")], [float("nan"), 2.0]], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "divide by zero" / "invalid value" RuntimeWarning
+        loss = F.nll_loss(x, torch.tensor([-100, -100]), reduction=reduction)
+        assert str(loss) == f"tensor({value}, grad_fn=<NllLossBackward0>)"
+        loss.sum().backward()
+    assert str(x.grad) == "tensor([[0., 0.],\n        [0., 0.]])"
+
+
+def test_nll_loss_all_ignored_unbatched_and_empty_batch():
+    x = torch.tensor([1.0, 3.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = F.nll_loss(x, torch.tensor(-100))
+        assert np.isnan(loss.item())
+        loss.backward()
+        assert str(F.nll_loss(x, torch.tensor(-100), reduction="sum")) == "tensor(0., grad_fn=<NllLossBackward0>)"
+        assert str(F.nll_loss(torch.zeros(0, 3), torch.zeros(0, dtype=torch.long), reduction="sum")) == "tensor(0.)"
+        assert str(F.nll_loss(torch.zeros(0, 3), torch.zeros(0, dtype=torch.long))) == "tensor(nan)"
+    assert x.grad.tolist() == [0.0, 0.0] and not np.signbit(x.grad.numpy()).any()
+
+
+def test_nll_loss_zero_loss_prints_zero_not_minus_zero():
+    # PyTorch sums from 0 and subtracts each term: a zero loss is 0., not -0.
+    x = torch.tensor([[0.0, 1.0]])
+    assert str(F.nll_loss(x, torch.tensor([0]))) == "tensor(0.)"
+    assert str(F.nll_loss(x, torch.tensor([0]), reduction="sum")) == "tensor(0.)"
+    assert str(F.nll_loss(x, torch.tensor([0]), reduction="none")) == "tensor([-0.])"  # -input, as in PyTorch
+
+
+@pytest.mark.parametrize("weight,shape", [([1.0, 2.0], "[2]"), ([1.0, 2.0, 3.0, 4.0], "[4]"),
+                                          ([[1.0], [2.0], [3.0]], "[3, 1]"), (1.0, "[]")])
+def test_nll_loss_weight_must_cover_all_classes(weight, shape):
+    x = torch.randn(4, 3)
+    msg = ("weight tensor should be defined either for all 3 classes or no classes but got weight tensor of "
+           f"shape: {shape}")
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        F.nll_loss(x, torch.tensor([0, 1, 0, 1]), weight=torch.tensor(weight))
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        F.cross_entropy(x, torch.tensor([0, 1, 0, 1]), weight=torch.tensor(weight))
+
+
+def test_nll_loss_weight_dtype_must_match_input():
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        F.nll_loss(torch.randn(2, 2), torch.tensor([0, 1]), weight=torch.ones(2, dtype=torch.float64))
+
+
+def test_nll_loss_saved_values_are_named_as_in_pytorch():
+    x = torch.randn(2, 3, requires_grad=True)
+    w = torch.tensor([1.0, 2.0, 3.0])
+    fn = F.nll_loss(x, torch.tensor([0, 2]), weight=w).grad_fn
+    assert fn._saved_self.tolist() == x.tolist()
+    assert fn._saved_target.tolist() == [0, 2]
+    assert fn._saved_weight.tolist() == [1.0, 2.0, 3.0]
+    assert float(fn._saved_total_weight) == 4.0
+    assert F.nll_loss(x, torch.tensor([0, 2])).grad_fn._saved_weight is None
+
 def test_nll_loss_unbatched():
     x = torch.randn(3, requires_grad=True)
     loss = F.cross_entropy(x, torch.tensor(1))
@@ -182,6 +275,30 @@ def test_mse_loss():
     assert F.mse_loss(x, y, reduction="none").shape == torch.Size([4, 3])
     assert names(F.mse_loss(x, torch.zeros(4, 3)).grad_fn) == ["AccumulateGrad", None]
 
+
+
+def test_mse_loss_target_grad_has_no_minus_zero():
+    # PyTorch computes the target's gradient as 2 * (target - input) * grad: 0., never -0.
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([1.0, 3.0], requires_grad=True)
+    F.mse_loss(a, b).backward()
+    assert str(a.grad) == "tensor([ 0., -1.])" and str(b.grad) == "tensor([0., 1.])"
+    a.grad = b.grad = None
+    F.mse_loss(a, b, reduction="none").sum().backward()
+    assert str(b.grad) == "tensor([0., 2.])"
+
+
+def test_mse_loss_inf_and_empty_inputs_warn_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy RuntimeWarning (PyTorch prints nothing)
+        assert str(F.mse_loss(torch.tensor([]), torch.tensor([]))) == "tensor(nan)"
+        assert str(F.mse_loss(torch.tensor([]), torch.tensor([]), reduction="sum")) == "tensor(0.)"
+        inf = float("inf")
+        x = torch.tensor([inf, 1.0], requires_grad=True)
+        loss = F.mse_loss(x, torch.tensor([inf, 1.0]))
+        assert np.isnan(loss.item())
+        loss.backward()
+        assert np.isnan(x.grad.numpy()[0]) and x.grad.numpy()[1] == 0.0
 
 def test_mse_loss_broadcast_warns_and_expands():
     x = torch.randn(4, 3, requires_grad=True)

@@ -92,6 +92,10 @@ ERROR_CALLS = {
     "target_negative": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1, -3, 0])),
     "batch_mismatch": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([0, 1, 2])),
     "bad_reduction": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1, 2, 0]), reduction="foo"),
+    "weight_too_short": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([0, 1, 0, 1]), lib.ones(2)),
+    "weight_too_long": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1, 0, 1]), lib.ones(4)),
+    "weight_2d": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([0, 1, 0, 1]), lib.ones(3, 1)),
+    "weight_double": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([0, 1, 0, 1]), lib.ones(3).double()),
     "mse_shapes": lambda lib, x: lib.nn.functional.mse_loss(x, lib.zeros(5, 3)),
     "linear_shapes": lambda lib, x: lib.nn.functional.linear(x, lib.zeros(2, 4)),
     "linear_bias": lambda lib, x: lib.nn.functional.linear(x, lib.zeros(2, 3), lib.zeros(3)),
@@ -173,3 +177,64 @@ def test_state_dict_errors_same_as_pytorch():
         return msgs
     lk, tr = both(run)
     assert lk == tr
+
+
+def _nll_cases(n_cases=300, seed=0):
+    """Random nll_loss calls with nan/inf/0 entries, ignored rows, weights (zeros included), every reduction."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_cases):
+        c = int(rng.integers(1, 4))
+        unbatched = rng.random() < 0.2
+        shape = (c,) if unbatched else (int(rng.integers(0, 5)), c)
+        x = rng.standard_normal(shape) * rng.choice([1, 10])
+        m = rng.random(shape)
+        x[m < 0.1] = np.nan
+        x[(m > 0.1) & (m < 0.15)] = np.inf
+        x[(m > 0.15) & (m < 0.2)] = -np.inf
+        x[(m > 0.2) & (m < 0.25)] = 0
+        ignore = int(rng.choice([-100, 0, 1]))
+        n_t = 1 if unbatched else shape[0]
+        t = rng.integers(0, c, n_t)
+        t[rng.random(n_t) < 0.4] = ignore
+        w = None if rng.random() < 0.5 else rng.choice([0.0, 1.0, 2.5], c)
+        yield (x, t.reshape(()) if unbatched else t, w, str(rng.choice(["none", "sum", "mean"])), ignore,
+               str(rng.choice(["float32", "float64"])))
+
+
+def test_nll_loss_ignored_rows_nan_inf_and_zero_weights_same_as_pytorch():
+    """Loss, gradient, the sign of every zero and the printed text agree, and leafkit warns nothing."""
+    def run(lib, x, t, w, reduction, ignore, dt):
+        dtype = getattr(lib, dt)
+        X = lib.tensor(x, dtype=dtype, requires_grad=True)
+        W = None if w is None else lib.tensor(w, dtype=dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the loss itself warns nothing (the sum below may, in NumPy)
+            loss = lib.nn.functional.nll_loss(X, lib.tensor(t), weight=W, reduction=reduction, ignore_index=ignore)
+            g = lib.ones_like(loss)
+            loss.backward(g)
+        return loss.detach().numpy().copy(), X.grad.numpy().copy(), str(loss.detach()), str(X.grad)
+    for case in _nll_cases():
+        lk = run(leafkit, *case)
+        tr = run(torch, *case)
+        for a, b in zip(lk[:2], tr[:2]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=repr(case))
+            assert (np.signbit(a[a == 0]) == np.signbit(b[b == 0])).all(), case
+        assert lk[3] == tr[3], case
+
+
+def test_mse_loss_zeros_signs_and_empty_same_as_pytorch():
+    def run(lib):
+        a = lib.tensor([1.0, 2.0, float("inf")], requires_grad=True)
+        b = lib.tensor([1.0, 3.0, float("inf")], requires_grad=True)
+        out = []
+        for reduction in ("mean", "sum", "none"):
+            a.grad = b.grad = None
+            loss = lib.nn.functional.mse_loss(a, b, reduction=reduction)
+            loss.sum().backward()
+            out += [str(loss.detach()), str(a.grad), str(b.grad)]
+        out.append(str(lib.nn.functional.mse_loss(lib.tensor([]), lib.tensor([]))))
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lk = run(leafkit)
+    assert lk == run(torch)
