@@ -10,7 +10,12 @@ __all__ = ["Adam"]
 
 
 class Adam(Optimizer):
-    """Adam, with PyTorch's exact update (its single-tensor CPU code path).
+    """Adam, with PyTorch's formulas (its single-tensor CPU code path).
+
+    Results agree with PyTorch's to float32 rounding, not bit for bit:
+    PyTorch's kernels (``lerp_``, ``addcmul_``, ``addcdiv_``) compute some
+    steps as a fused multiply-add, rounded once, where NumPy rounds the
+    product and then the sum, so the last bit of some elements can differ.
 
     For each parameter ``p`` with gradient ``g`` (``-g`` when ``maximize``),
     at step ``t`` (1, 2, ...)::

@@ -8,7 +8,12 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent, with PyTorch's exact update (its single-tensor CPU code path).
+    """Stochastic gradient descent, with PyTorch's formulas (its single-tensor CPU code path).
+
+    Results agree with PyTorch's to float32 rounding, not bit for bit: PyTorch
+    computes ``p.add_(g, alpha=-lr)`` (and the weight-decay and Nesterov
+    steps) as one fused multiply-add, rounded once, while NumPy rounds the
+    product and then the sum, so the last bit of some elements can differ.
 
     For each parameter ``p`` with gradient ``g`` (``-g`` when ``maximize``)::
 

@@ -59,3 +59,23 @@ def test_state_keys_as_pytorch():
         return sorted(opt.state[p]), sorted(sd), sorted(sd["param_groups"][0]), sorted(sd["state"])
     for name, kw in [("SGD", {"momentum": 0.9}), ("Adam", {}), ("Adam", {"amsgrad": True})]:
         assert run(leafkit, name, **kw) == run(torch, name, **kw)
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True,
+                                                                          weight_decay=0.01)),
+                                     ("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1))])
+def test_agrees_with_pytorch_to_float32_rounding(name, kw):
+    """What the docstrings promise: float32 rounding after several steps, not bit for bit (PyTorch uses fma)."""
+    rng = np.random.default_rng(1)
+    p0 = rng.standard_normal(2000).astype(np.float32)
+    grads = [rng.standard_normal(2000).astype(np.float32) * s for s in (1, 1e-3, 10, 0.5, 1e-6)]
+
+    def run(lib):
+        p = lib.nn.Parameter(lib.from_numpy(p0.copy()))
+        opt = getattr(lib.optim, name)([p], **kw)
+        for g in grads:
+            p.grad = lib.from_numpy(g.copy())
+            opt.step()
+        return p.detach().numpy().copy()
+    got, want = run(leafkit), run(torch)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)

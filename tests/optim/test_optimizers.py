@@ -235,3 +235,12 @@ def test_cuda_copy_of_a_weight_never_learns():
         torch.optim.SGD([w], lr=0.1)
     good = torch.randn(3, device="cuda", requires_grad=True)
     torch.optim.SGD([good], lr=0.1)
+
+
+@pytest.mark.parametrize("cls", [torch.optim.SGD, torch.optim.Adam])
+def test_docstring_promises_float32_rounding_not_an_exact_match(cls):
+    # PyTorch fuses p.add_(g, alpha=-lr) into one multiply-add (rounded once); NumPy has no fma,
+    # so the last bit can differ and the docstring must not promise "PyTorch's exact update".
+    doc = cls.__doc__
+    assert "exact" not in doc
+    assert "float32 rounding" in doc and "fused multiply-add" in doc.replace("\n    ", " ")
