@@ -1,8 +1,9 @@
 """Rendering with Graphviz's ``dot``, an SVG cache, and the text fallback.
 
-A drawing never raises at a learner: when the ``dot`` program is missing (or
-fails), notebooks show a text tree of the graph and one sentence on how to
-install Graphviz.  SVG renderings are cached by DOT source in a small LRU dict,
+A drawing never raises at a learner: when the ``dot`` program is missing,
+notebooks show a text tree of the graph and one sentence on how to install
+Graphviz; when ``dot`` is installed but fails, the text tree and what ``dot``
+said.  SVG renderings are cached by DOT source in a small LRU dict,
 so toggling back and forth between states in an explorer costs a dictionary
 lookup, not a ``dot`` run.
 """
@@ -51,33 +52,57 @@ def render_svg(source, engine: str = "dot"):
         The SVG document, or ``None`` when ``dot`` is not installed or failed.
         Never raises for a missing or failing Graphviz.
     """
+    return _render(source, engine)[0]
+
+
+def _render(source, engine: str = "dot"):
+    """``(svg, None)``, or ``(None, why)``: ``why`` is :data:`INSTALL_HINT` when ``dot`` is
+    missing, else a sentence quoting what ``dot`` said when it failed."""
     src = getattr(source, "source", source)
     key = (engine, src)
     svg = _SVG_CACHE.get(key)
     if svg is not None:
         _SVG_CACHE.move_to_end(key)
-        return svg
+        return svg, None
     if not dot_available():
-        return None
+        return None, INSTALL_HINT
     try:
         svg = graphviz.pipe(engine, "svg", src.encode("utf-8"), quiet=True).decode("utf-8")
-    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, OSError, ValueError):
-        return None
+    except graphviz.ExecutableNotFound:
+        return None, INSTALL_HINT
+    except graphviz.CalledProcessError as e:
+        return None, _failed_hint(e.stderr)
+    except (OSError, ValueError) as e:
+        return None, _failed_hint(str(e))
     _SVG_CACHE[key] = svg
     while len(_SVG_CACHE) > SVG_CACHE_SIZE:
         _SVG_CACHE.popitem(last=False)
-    return svg
+    return svg, None
+
+
+def _failed_hint(err) -> str:
+    """The sentence shown when ``dot`` is installed but could not draw the graph."""
+    if isinstance(err, bytes):
+        err = err.decode("utf-8", "replace")
+    err = " ".join(str(err or "").split())
+    if len(err) > 500:
+        err = err[:500] + " ..."
+    said = f" It said: {err}" if err else ""
+    return ("Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view "
+            f"of it.{said}")
 
 
 def display_bundle(source, text_fn, include=None, exclude=None) -> dict:
-    """The IPython mimebundle for a drawing: SVG, or the text tree plus the hint.
+    """The IPython mimebundle for a drawing: SVG, or the text tree plus one sentence on why.
 
-    ``text_fn`` is called only when the text view is needed.
+    The sentence says how to install Graphviz when ``dot`` is missing, and
+    quotes ``dot``'s error when it is installed but failed.  ``text_fn`` is
+    called only when the text view is needed.
     """
     try:
-        svg = render_svg(source)
-    except Exception:  # never a traceback in a notebook
-        svg = None
+        svg, why = _render(source)
+    except Exception as e:  # never a traceback in a notebook
+        svg, why = None, _failed_hint(f"{type(e).__name__}: {e}")
     if svg is not None:
         bundle = {"image/svg+xml": svg, "text/plain": "<leafkit drawing>"}
     else:
@@ -86,9 +111,9 @@ def display_bundle(source, text_fn, include=None, exclude=None) -> dict:
         except Exception:
             text = "(the graph could not be summarised as text)"
         bundle = {
-            "text/plain": text + "\n\n" + INSTALL_HINT,
+            "text/plain": text + "\n\n" + why,
             "text/html": ('<pre style="line-height:1.25">' + html.escape(text) + "</pre>"
-                          '<p style="color:#8a6d3b">' + html.escape(INSTALL_HINT) + "</p>"),
+                          '<p style="color:#8a6d3b">' + html.escape(why) + "</p>"),
         }
     if include is not None:
         inc = set(include)

@@ -8,6 +8,9 @@ on every run, and big graphs collapse their long chains into a labelled
 """
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
+
 from . import _inspect as I
 from ._graph import ATTACH, DEFAULT_MAX_NODES, SAVED, Model, collapse, to_digraph
 
@@ -144,7 +147,9 @@ def make_dot(outputs, params=None, *, show_saved: bool = False, show_attrs: bool
     ------
     TypeError
         If ``outputs`` (or a ``params`` value) is not a tensor or a
-        collection of tensors.
+        collection of tensors, ``params`` is not a dict (a list of tensors,
+        say, or a ``named_parameters()`` generator, which ``dict(...)``
+        turns into one), or ``max_nodes`` is not an int or None.
 
     Examples
     --------
@@ -158,6 +163,11 @@ def make_dot(outputs, params=None, *, show_saved: bool = False, show_attrs: bool
 
 def _make_dot(outputs, params, show_saved, show_attrs, max_nodes):
     outs = _as_outputs(outputs)
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError("make_dot() params must be a dict of names to tensors, as in torchviz "
+                        f"(e.g. dict(model.named_parameters())), got {type(params).__name__}")
+    if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, numbers.Integral)):
+        raise TypeError(f"make_dot() max_nodes must be an int or None, got {type(max_nodes).__name__}")
     names: dict = {}
     for name, t in (params or {}).items():
         if not I.is_tensor(t):

@@ -68,7 +68,9 @@ class _Var:
 
     @property
     def name(self):
-        return " = ".join(self.names)
+        # a name that is empty or only blanks is shown as its repr (''): Graphviz refuses an
+        # empty <FONT></FONT> in an HTML label, and a blank box title would say nothing
+        return " = ".join(n if n.strip() else repr(n) for n in self.names)
 
     def state(self):
         return {"is_leaf": self.is_leaf, "requires_grad": self.rg, "grad_fn": self.fn_name,
@@ -238,8 +240,18 @@ def _prev_state(previous):
     if isinstance(previous, VariablesDrawing):
         return previous.state
     if isinstance(previous, dict) and "variables" in previous and "nodes" in previous:
-        return previous
-    raise TypeError("previous= must be an earlier draw() result (or its .state)")
+        pv, pn = previous["variables"], previous["nodes"]
+        if (isinstance(pv, dict) and isinstance(pn, dict)
+                and all(isinstance(k, str) and isinstance(v, dict) for k, v in pv.items())
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in pn.items())):
+            return previous
+        raise TypeError("previous= must be an earlier draw() result (or its .state): a dict with "
+                        "\"variables\" ({name: {field: value}}) and \"nodes\" ({signature: node name}); got "
+                        f"\"variables\" of type {type(pv).__name__} and \"nodes\" of type {type(pn).__name__}"
+                        + (" with entries of the wrong types" if isinstance(pv, dict) and isinstance(pn, dict)
+                           else ""))
+    raise TypeError("previous= must be an earlier draw() result (or its .state), got "
+                    f"{type(previous).__name__}")
 
 
 def draw(mapping=None, /, previous=None, **named_tensors) -> VariablesDrawing:

@@ -251,7 +251,8 @@ class DrawingPane:
     Renderings are cached by DOT source (the SVG by :func:`leafkit.viz.render_svg`,
     the final HTML here), so toggling back to a state already seen costs a dict
     lookup.  Without Graphviz's ``dot`` the pane shows the drawing's text tree
-    and the installation hint from :mod:`leafkit.viz`.
+    and the installation hint from :mod:`leafkit.viz`; when ``dot`` is
+    installed but fails, the text tree and what ``dot`` said.
 
     Attributes
     ----------
@@ -277,7 +278,7 @@ class DrawingPane:
 
     def show(self, drawing, caption: str | None = None) -> None:
         """Render ``drawing`` (a ``VariablesDrawing``, ``graphviz.Digraph`` or DOT text) into the pane."""
-        from leafkit.viz import INSTALL_HINT, render_svg
+        from leafkit.viz._render import INSTALL_HINT, _failed_hint, _render
 
         if caption is not None:
             self.caption = caption
@@ -290,15 +291,15 @@ class DrawingPane:
             svg, body = hit
         else:
             try:
-                svg = render_svg(src)
-            except Exception:
-                svg = None
+                svg, why = _render(src)
+            except Exception as e:  # never a traceback in a notebook
+                svg, why = None, _failed_hint(f"{type(e).__name__}: {e}")
             if svg is not None:
                 body = f'<div class="lk-svg" style="overflow:auto;max-width:100%">{fit_svg(svg, self.zoom)}</div>'
                 _HTML_CACHE[key] = (svg, body)
                 while len(_HTML_CACHE) > _HTML_CACHE_SIZE:
                     _HTML_CACHE.popitem(last=False)
-            else:  # no dot: text tree + hint, never cached (dot may be installed later)
+            else:  # no dot, or dot failed: text tree + why, never cached (dot may be installed later)
                 try:
                     text = drawing.text
                 except Exception:
@@ -306,7 +307,8 @@ class DrawingPane:
                 body = (f'<pre class="lk-text-drawing" style="font-family:{MONO};font-size:12.5px;line-height:1.35;'
                         f'background:#fafafa;border:1px dashed #bdbdbd;border-radius:6px;padding:8px 10px;'
                         f'margin:0;white-space:pre;overflow-x:auto">{esc(text)}</pre>'
-                        + message_html("warning", "No drawing: Graphviz's dot is missing", INSTALL_HINT))
+                        + message_html("warning", "No drawing: Graphviz's dot is missing" if why == INSTALL_HINT
+                                       else "No drawing: Graphviz's dot failed", why))
         self.svg = svg
         self.fallback = svg is None
         cap = (f'<div style="font-family:{FONT};font-size:12px;color:{MUTED};font-weight:600;'

@@ -106,3 +106,31 @@ def test_no_warning_reading_grads(tk, recwarn):
     z.backward()
     draw(x=x, y=y, z=z)
     assert not [w for w in recwarn if "leaf" in str(w.message)]
+
+
+def test_empty_or_blank_name_gives_valid_dot(tk):
+    # an empty <FONT></FONT> is a syntax error in Graphviz's HTML labels; the box shows the name as ''
+    x = tk.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    d = draw({"": y, "x": x, " ": x * 3})
+    assert "<FONT POINT-SIZE=\"13\"></FONT>" not in d.source
+    assert "<FONT POINT-SIZE=\"13\">&#x27;&#x27;</FONT>" in d.source
+    assert "<FONT POINT-SIZE=\"13\">&#x27; &#x27;</FONT>" in d.source
+    assert "'' [NON-LEAF]" in d.text
+    assert set(d.state["variables"]) == {"", "x", " "}   # the state keeps the real names
+
+
+@pytest.mark.parametrize("previous,words", [
+    ({"variables": 3, "nodes": 4}, "\"variables\" of type int and \"nodes\" of type int"),
+    ({"variables": {"x": 1}, "nodes": {}}, "with entries of the wrong types"),
+    ({"variables": {}, "nodes": ["a"]}, "\"nodes\" of type list"),
+    ("x", "got str"),
+])
+def test_bad_previous_raises_a_clear_type_error(tk, previous, words):
+    x = tk.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match=r"previous= must be an earlier draw\(\) result") as e:
+        draw(x=x, previous=previous)
+    assert words in str(e.value)
+    d = draw(x=x)
+    json_state = json.loads(json.dumps(d.state))   # a state that went through JSON is still accepted
+    assert draw(x=x, previous=json_state).changes["added_variables"] == []

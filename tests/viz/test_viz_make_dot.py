@@ -242,3 +242,22 @@ def test_parity_with_torch(lk, real_torch):
         z = (x * w + y).sum() / 2
         return make_dot(z, params=dict(x=x, w=w)).source
     assert program(lk) == program(real_torch)
+
+
+def test_params_must_be_a_dict(tk):
+    x, w, y = small(tk)
+    for bad in ([x], (x, w), iter([("x", x)])):
+        with pytest.raises(TypeError, match=r"make_dot\(\) params must be a dict of names to tensors, as in "
+                                             r"torchviz \(e.g. dict\(model.named_parameters\(\)\)\), got "):
+            make_dot(y, params=bad)
+    assert '"x\\n' in make_dot(y, params=dict([("x", x)])).source
+
+
+@pytest.mark.parametrize("bad", ["a", 2.5, True, [10]])
+def test_max_nodes_must_be_an_int_or_none(tk, bad):
+    x, w, y = small(tk)
+    with pytest.raises(TypeError, match=f"make_dot\\(\\) max_nodes must be an int or None, got "
+                                        f"{type(bad).__name__}"):
+        make_dot(y, max_nodes=bad)
+    make_dot(y, max_nodes=None)
+    make_dot(y, max_nodes=50)

@@ -81,3 +81,41 @@ def test_cache_is_bounded(monkeypatch):
     for i in range(6):
         render_svg(f"digraph {{ a{i} }}")
     assert len(R._SVG_CACHE) == 3
+
+
+def test_dot_that_fails_is_not_reported_as_missing(tk, monkeypatch):
+    """dot installed but failing: the text view says what dot said, not "install Graphviz"."""
+    def fail(*a, **k):
+        raise graphviz.CalledProcessError(1, ["dot", "-Tsvg"], output=b"",
+                                          stderr=b"Error: syntax error in line 1\n... <B></B> ...\n")
+    monkeypatch.setattr(R.shutil, "which", lambda name: "/usr/bin/dot")
+    monkeypatch.setattr(R.graphviz, "pipe", fail)
+    clear_svg_cache()
+    x, y, z = graph(tk)
+    bundle = make_dot(z)._repr_mimebundle_()
+    assert "SumBackward0" in bundle["text/plain"]
+    assert INSTALL_HINT not in bundle["text/plain"] and "not installed" not in bundle["text/plain"]
+    assert ("Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view of it. "
+            "It said: Error: syntax error in line 1 ... <B></B> ...") in bundle["text/plain"]
+    assert "&lt;B&gt;&lt;/B&gt;" in bundle["text/html"]
+    assert render_svg(make_dot(z)) is None                  # render_svg still never raises
+
+
+@needs_dot
+def test_real_dot_failure_shows_its_error():
+    clear_svg_cache()
+    bundle = R.display_bundle('digraph { a [label=<<B></B>>] }', lambda: "a")
+    assert "image/svg+xml" not in bundle
+    assert "installed but failed" in bundle["text/plain"] and "syntax error" in bundle["text/plain"]
+    assert INSTALL_HINT not in bundle["text/plain"]
+
+
+@needs_dot
+def test_draw_with_an_empty_name_renders(tk):
+    clear_svg_cache()
+    x = tk.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    d = draw({"": y, "x": x})
+    bundle = d._repr_mimebundle_()
+    assert "image/svg+xml" in bundle, bundle.get("text/plain")
+    assert d.pipe()[:5] in (b"<?xml", b"<svg ")

@@ -138,3 +138,26 @@ def test_messages_escape_their_text():
     assert "&lt;b&gt;" in html and "<b>x</b>" not in html and "lk-msg-error" in html
     code = _view.code_html("a = 1\nb = a < 2", marks={1: ("error", "raised")})
     assert "a &lt; 2" in code and "raised" in code
+
+
+def test_pane_says_dot_failed_not_missing(monkeypatch):
+    """``dot`` on PATH but failing: the pane quotes its error instead of the install hint."""
+    import graphviz
+
+    import leafkit.viz._render as R
+
+    def fail(*a, **k):
+        raise graphviz.CalledProcessError(1, ["dot"], output=b"", stderr=b"Error: something broke")
+    monkeypatch.setattr(R.shutil, "which", lambda name: "/usr/bin/dot")
+    monkeypatch.setattr(R.graphviz, "pipe", fail)
+    clear_svg_cache()
+    _view.clear_caches()
+    ex = LeafExplorer()
+    assert ex.internal_errors == [] and ex.drawing_pane.fallback
+    html = ex.drawing_view.value
+    assert "dot failed" in html and "Error: something broke" in html
+    assert "dot is missing" not in html and _view.esc(INSTALL_HINT) not in html
+    monkeypatch.undo()
+    clear_svg_cache()
+    ex.refresh()
+    assert ex.svg is not None
