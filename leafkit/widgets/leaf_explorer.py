@@ -9,6 +9,7 @@ since the last toggle highlighted) and one sentence explaining the result.
 """
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass, field
 
 import ipywidgets as W
@@ -27,8 +28,27 @@ WHEN = ("before", "after")
 _BINOPS = {"+ 2": "+", "* 3": "*"}
 
 
-def _check(requires_grad, steps, when):
-    steps = [s for s in steps if s and s != NO_STEP]
+def _step_list(steps) -> list:
+    """``steps`` as a list: a single string is one step (``"clone()"``), not a sequence of characters."""
+    if isinstance(steps, str):
+        return [steps]
+    try:
+        return list(steps)
+    except TypeError:
+        raise TypeError(f"steps must be a step such as 'clone()' or a sequence of steps, "
+                        f"got {type(steps).__name__}") from None
+
+
+def _check_name(name) -> str:
+    """A variable name for the code: a Python identifier that is not a keyword."""
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"name must be a Python variable name (an identifier such as 't'), got {name!r}")
+    return name
+
+
+def _check(requires_grad, steps, when, name="t"):
+    _check_name(name)
+    steps = [s for s in _step_list(steps) if s and s != NO_STEP]
     for s in steps:
         if s not in STEPS:
             raise ValueError(f"unknown step {s!r}; choose from {STEPS}")
@@ -63,7 +83,7 @@ def chain_code(requires_grad=True, steps=(), when="before", name="t") -> str:
     >>> chain_code(True, ["+ 2", "* 3"], when="after")
     't = (torch.tensor([1.0]) + 2) * 3\\nt.requires_grad = True'
     """
-    requires_grad, steps, when = _check(requires_grad, steps, when)
+    requires_grad, steps, when = _check(requires_grad, steps, when, name)
     expr, op = _creation(requires_grad, when), None
     for s in steps:
         expr, op = _apply(expr, op, s)
@@ -83,7 +103,7 @@ def step_program(requires_grad=True, steps=(), when="before", name="t"):
         ..., the last one named ``name``; with ``when="after"`` a final
         ``t.requires_grad = ...`` line.
     """
-    requires_grad, steps, when = _check(requires_grad, steps, when)
+    requires_grad, steps, when = _check(requires_grad, steps, when, name)
     names = [f"{name}{i}" for i in range(len(steps))] + [name]
     prog = [(names[0], f"{names[0]} = {_creation(requires_grad, when)}")]
     for i, s in enumerate(steps):
@@ -146,12 +166,13 @@ def run_chain(requires_grad=True, steps=(), when="before", name="t", torch_modul
     ----------
     requires_grad : bool
         The value given to ``requires_grad``.
-    steps : sequence of str
-        Up to three of :data:`STEPS` (``"(none)"`` entries are skipped).
+    steps : str or sequence of str
+        Up to three of :data:`STEPS` (``"(none)"`` entries are skipped; one
+        string is one step).
     when : {"before", "after"}
         Set ``requires_grad`` at creation, or on the result of the chain.
     name : str
-        The result's variable name.
+        The result's variable name (a Python identifier; ValueError otherwise).
     torch_module : module, optional
         leafkit (default) or real PyTorch.
 
@@ -159,7 +180,7 @@ def run_chain(requires_grad=True, steps=(), when="before", name="t", torch_modul
     -------
     ChainResult
     """
-    requires_grad, steps, when = _check(requires_grad, steps, when)
+    requires_grad, steps, when = _check(requires_grad, steps, when, name)
     code = chain_code(requires_grad, steps, when, name)
     prog = step_program(requires_grad, steps, when, name)
     res = ChainResult(requires_grad, steps, when, name, code, prog)
@@ -274,14 +295,23 @@ class LeafExplorer(Explorer):
     ----------
     requires_grad : bool, default True
         Initial value of the ``requires_grad`` checkbox.
-    steps : sequence of str, default ("cuda()", "detach()")
-        Initial chain: up to three of :data:`STEPS`.
+    steps : str or sequence of str, default ("cuda()", "detach()")
+        Initial chain: up to three of :data:`STEPS` (one string is one step).
     when : {"before", "after"}, default "before"
         Set ``requires_grad`` in ``torch.tensor(...)`` or after the chain.
     name : str, default "t"
-        The result's variable name in the code.
+        The result's variable name in the code: a Python identifier.
     zoom : float, default 1.0
         Scale of the drawing.
+
+    Raises
+    ------
+    ValueError
+        An unknown step, more than three steps, ``when`` not "before" or
+        "after", or a ``name`` that is not a Python variable name
+        (``"t t"``, ``""``, ``"if"``).
+    TypeError
+        ``steps`` neither a string nor a sequence.
 
     Attributes
     ----------
@@ -311,8 +341,8 @@ class LeafExplorer(Explorer):
     show_device = True
 
     def __init__(self, requires_grad=True, steps=("cuda()", "detach()"), when="before", name="t", zoom=1.0):
+        _, init_steps, when = _check(requires_grad, steps, when, name)
         super().__init__(zoom=zoom)
-        _, init_steps, when = _check(requires_grad, steps, when)
         if len(init_steps) > 3:
             raise ValueError("at most three steps")
         self.name = name
@@ -352,8 +382,9 @@ class LeafExplorer(Explorer):
         Parameters
         ----------
         requires_grad : bool, optional
-        steps : sequence of str, optional
-            Up to three steps; the remaining dropdowns are set to ``"(none)"``.
+        steps : str or sequence of str, optional
+            Up to three steps (one string is one step); the remaining dropdowns
+            are set to ``"(none)"``.
         when : {"before", "after"}, optional
         """
         self._batch = True
@@ -363,7 +394,7 @@ class LeafExplorer(Explorer):
             if when is not None:
                 self.when.value = when
             if steps is not None:
-                steps = [s for s in steps if s != NO_STEP]
+                steps = [s for s in _step_list(steps) if s != NO_STEP]
                 if len(steps) > 3:
                     raise ValueError("at most three steps")
                 for d, v in zip(self.steps, list(steps) + [NO_STEP] * (3 - len(steps))):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ._view import FONT, MUTED, Explorer, DrawingPane, esc, message_html, mono
-from .leaf_explorer import chain_code, explain_chain, run_chain
+from .leaf_explorer import _step_list, chain_code, explain_chain, run_chain
 
 __all__ = ["LeafQuiz", "QUESTIONS", "UNANSWERED"]
 
@@ -38,8 +38,20 @@ class LeafQuiz(Explorer):
     ----------
     questions : sequence of (str, bool, sequence of str), optional
         ``(name, requires_grad, steps)`` per question; seed 001's a..k by default.
+        At least one; names are distinct Python identifiers; ``steps`` may be
+        one string (one step).
     zoom : float, default 0.85
         Scale of the drawings shown with the misses.
+
+    Raises
+    ------
+    ValueError
+        No questions, a repeated or invalid name, or an unknown step.
+
+    Notes
+    -----
+    Changing an answer after Check clears the marks and the score (they were
+    for the old answers) and asks for Check again.
 
     Attributes
     ----------
@@ -71,9 +83,17 @@ class LeafQuiz(Explorer):
     show_device = True
 
     def __init__(self, questions=QUESTIONS, zoom=0.85):
+        questions = [(n, bool(rg), tuple(_step_list(steps))) for n, rg, steps in questions]
+        if not questions:
+            raise ValueError("LeafQuiz needs at least one question")
+        names = [n for n, _, _ in questions]
+        dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if dup is not None:
+            raise ValueError(f"LeafQuiz question names must be different; {dup!r} appears twice")
+        codes = {n: chain_code(rg, steps, "before", n) for n, rg, steps in questions}  # checks names and steps
         super().__init__(zoom=zoom)
-        self.questions = [(n, bool(rg), tuple(steps)) for n, rg, steps in questions]
-        self.codes = {n: chain_code(rg, steps, "before", n) for n, rg, steps in self.questions}
+        self.questions = questions
+        self.codes = codes
         self.code = "\n".join(self.codes.values())
         self.truth: dict = {}
         self.score = None
@@ -98,6 +118,8 @@ class LeafQuiz(Explorer):
             mark = W.HTML("", layout=W.Layout(width="auto"))
             self.answers[n] = (leaf, rg)
             self.marks[n] = mark
+            for d in (leaf, rg):
+                d.observe(self._guard(self._on_answer), names="value")
             rows.append(W.HBox([code, leaf, rg, mark], layout=W.Layout(align_items="center")))
         self.check_button = W.Button(description="Check", button_style="primary", icon="check",
                                      layout=W.Layout(width="auto", margin="6px 10px 0 0"))
@@ -119,6 +141,22 @@ class LeafQuiz(Explorer):
 
     def _update(self) -> None:
         self._set_message(None)
+
+    def _on_answer(self, change=None) -> None:
+        """An answer changed after Check: the marks and the score no longer match, so clear them."""
+        if self.score is None:
+            return
+        self._clear_results()
+        self.feedback_view.value = message_html("info", "You changed an answer",
+                                                "Press Check to score your answers again.")
+
+    def _clear_results(self) -> None:
+        for m in self.marks.values():
+            m.value = ""
+        self.truth, self.misses, self.results, self.rows, self.miss_drawings = {}, [], {}, [], {}
+        self.score = None
+        self.explanation = ""
+        self.feedback_view.value = ""
 
     # -- quiz -------------------------------------------------------------
     def predictions(self) -> dict:
@@ -205,10 +243,5 @@ class LeafQuiz(Explorer):
         for a, b in self.answers.values():
             a.value = UNANSWERED
             b.value = UNANSWERED
-        for m in self.marks.values():
-            m.value = ""
-        self.truth, self.misses, self.results, self.rows, self.miss_drawings = {}, [], {}, [], {}
-        self.score = None
-        self.explanation = ""
-        self.feedback_view.value = ""
+        self._clear_results()
         self._set_message(None)

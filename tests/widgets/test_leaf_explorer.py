@@ -187,3 +187,32 @@ def test_cuda_unavailable_is_a_styled_message(monkeypatch, no_dot):
     assert ex.message["text"] == "AssertionError: Torch not compiled with CUDA enabled"
     assert "lk-msg-error" in ex.message_view.value and "Traceback" not in ex.message_view.value
     assert "no cuda" in ex.header_view.value
+
+
+@pytest.mark.parametrize("name", ["t t", "", "1t", "if", "None", "t-1", 3])
+def test_a_name_that_is_not_a_python_identifier_is_refused_at_construction(name):
+    # not shown later as the learner's "This code raises an error: SyntaxError"
+    with pytest.raises(ValueError, match=r"name must be a Python variable name \(an identifier such as 't'\), got "):
+        LeafExplorer(name=name)
+    with pytest.raises(ValueError, match="name must be a Python variable name"):
+        run_chain(True, ["clone()"], name=name)
+
+
+def test_a_valid_name_is_used_in_the_code():
+    ex = LeafExplorer(name="weight_1", steps=["clone()"])
+    assert ex.code == "weight_1 = torch.tensor([1.0], requires_grad=True).clone()"
+    assert ex.message is None and ex.internal_errors == []
+
+
+def test_a_single_step_string_is_one_step(no_dot):
+    ex = LeafExplorer(steps="clone()")
+    assert ex.state["steps"] == ["clone()"] and ex.message is None
+    assert ex.code == "t = torch.tensor([1.0], requires_grad=True).clone()"
+    ex.set_state(steps="detach()")
+    assert ex.state["steps"] == ["detach()"] and ex.code.endswith(".detach()")
+    assert chain_code(True, "cuda()") == chain_code(True, ["cuda()"])
+    assert run_chain(True, "clone()").steps == ["clone()"]
+    with pytest.raises(ValueError, match=r"unknown step 'sum\(\)'"):
+        LeafExplorer(steps="sum()")
+    with pytest.raises(TypeError, match="steps must be a step such as 'clone\\(\\)' or a sequence of steps, got int"):
+        LeafExplorer(steps=3)

@@ -116,3 +116,40 @@ def test_text_fallback_for_the_miss_drawings(monkeypatch):
     assert all(p.svg is None and p.fallback for p in q.miss_drawings.values())
     assert "lk-text-drawing" in q.feedback_view.value and "<svg" not in q.feedback_view.value
     assert "Graphviz" in q.feedback_view.value
+
+
+def test_changing_an_answer_after_check_clears_the_stale_marks_and_score(no_dot):
+    q = LeafQuiz()
+    _answer_all(q, SEED_001)
+    q.check_button.click()
+    assert q.score == (22, 22) and all("\u2714" in m.value for m in q.marks.values())
+    q.answers["f"][0].value = "True"          # now wrong: the old ✔ and 22/22 must not stay
+    assert q.score is None and q.misses == [] and q.rows == []
+    assert all(m.value == "" for m in q.marks.values())
+    assert "Score" not in q.feedback_view.value and "All right" not in q.feedback_view.value
+    assert "Press Check to score your answers again." in q.feedback_view.value
+    q.check_button.click()
+    assert q.score == (21, 22) and "\u2716" in q.marks["f"].value
+    q.answer("f", is_leaf=False)                # the helper used by the lessons clears too
+    assert q.score is None and q.marks["f"].value == ""
+    assert q.internal_errors == []
+
+
+def test_answers_before_check_change_nothing_else():
+    q = LeafQuiz()
+    q.answer("a", True, False)
+    assert q.score is None and q.feedback_view.value == ""
+
+
+def test_an_empty_question_list_is_refused():
+    with pytest.raises(ValueError, match="LeafQuiz needs at least one question"):
+        LeafQuiz(questions=[])
+
+
+def test_bad_questions_are_refused():
+    with pytest.raises(ValueError, match="'a' appears twice"):
+        LeafQuiz(questions=[("a", True, ()), ("a", False, ())])
+    with pytest.raises(ValueError, match="name must be a Python variable name"):
+        LeafQuiz(questions=[("a b", True, ())])
+    q = LeafQuiz(questions=[("x", True, "clone()")])   # one string is one step
+    assert q.codes == {"x": "x = torch.tensor([1.0], requires_grad=True).clone()"}
