@@ -86,6 +86,9 @@ def test_repo2docker_generated_dockerfile(tmp_path):
     copy_all = re.search(r"COPY [^\n]*\bsrc/ \$\{REPO_DIR\}/", out)
     assert copy_all and copy_all.start() < m.start(), "requirements must be installed after the repo is copied"
     assert "WORKDIR ${REPO_DIR}" in out
+    # postBuild runs after the install: it trusts the lessons and turns the news pop-up off
+    post = out.find("binder/postBuild")
+    assert post > m.start(), "binder/postBuild must run after the requirements are installed"
 
 
 RUN_LESSONS = textwrap.dedent(
