@@ -32,8 +32,9 @@ GRAPH_ATTR = dict(rankdir="TB", nodesep="0.3", ranksep="0.35", fontname="Helveti
 NODE_ATTR = dict(shape="box", style="filled,rounded", fontname="Helvetica", fontsize="10",
                  fillcolor=COLORS["backward"], margin="0.08,0.04")
 EDGE_ATTR = dict(arrowsize="0.7", color="#555555", fontname="Helvetica")
-LEGEND = ("light blue: leaf    green: NON-LEAF (made by an op)    grey: backward node    "
-          "white, dashed: requires_grad=False    dashed edge: shares storage, no gradient")
+# two left-justified lines (\\l): short enough that browsers' fonts never overflow dot's estimate of its width
+LEGEND = ("light blue: leaf    green: NON-LEAF (made by an op)    grey: backward node\\l"
+          "white, dashed: requires_grad=False    dashed edge: shares storage, no gradient\\l")
 
 _VAR_FIELDS = ("is_leaf", "requires_grad", "grad_fn", "device", "grad")
 
