@@ -120,7 +120,8 @@ class BackwardExplorer(Explorer):
                                   layout=W.Layout(width="130px", margin="0 16px 0 0"))
         self.retain_graph = W.Checkbox(value=bool(retain_graph), description="retain_graph=True", indent=False,
                                        layout=lay)
-        self.backward_button = W.Button(description="t.backward()", button_style="primary", icon="play",
+        self.backward_button = W.Button(description=backward_statement(bool(retain_graph)), button_style="primary",
+                                        icon="play",
                                         tooltip="run one backward pass from t",
                                         layout=W.Layout(width="auto", margin="0 10px 0 0"))
         self.reset_button = W.Button(description="Reset", icon="refresh", tooltip="build a fresh graph",
@@ -128,7 +129,7 @@ class BackwardExplorer(Explorer):
         for n, cb in self.retain.items():
             cb.observe(self._guard(lambda ch, n=n: self._on_retain(n, ch["new"])), names="value")
         self.hook_on.observe(self._guard(self._on_hook), names="value")
-        self.retain_graph.observe(self._guard(lambda ch: self._update()), names="value")
+        self.retain_graph.observe(self._guard(self._on_retain_graph), names="value")
         self.backward_button.on_click(self._guard(lambda b: self.backward()))
         self.reset_button.on_click(self._guard(lambda b: self.reset()))
         self.output_view = W.HTML()
@@ -169,6 +170,11 @@ class BackwardExplorer(Explorer):
             self.actions.append(hook_statement(new))
             self._hook_active = new
         self.failed = None
+        self._update()
+
+    def _on_retain_graph(self, change):
+        # the button shows the exact statement its next click runs
+        self.backward_button.description = backward_statement(change["new"])
         self._update()
 
     def backward(self) -> None:

@@ -220,8 +220,8 @@ def exercise_backward(lab, root) -> list:
           steps=steps)
     _step(lab, root, "backward, graph freed", lambda: click(root, "t.backward()"), steps=steps)
     _step(lab, root, "Reset", lambda: click(root, "Reset"), steps=steps)
-    set_checkbox(root, "retain_graph=True", True)  # only the next backward's argument: nothing redraws
-    _step(lab, root, "backward pass 1", lambda: click(root, "t.backward()"), steps=steps)
+    set_checkbox(root, "retain_graph=True", True)  # only the next backward's argument: the button says so
+    _step(lab, root, "backward pass 1", lambda: click(root, "t.backward(retain_graph=True)"), steps=steps)
     assert "1024" in table_text(root)
     set_checkbox(root, "retain_graph=True", False)
     _step(lab, root, "backward pass 2 (frees)", lambda: click(root, "t.backward()"), steps=steps)

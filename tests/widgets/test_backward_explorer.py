@@ -156,3 +156,14 @@ def test_moving_the_hook_between_passes(real_torch):
         ns, err = execute_error(ex.program, real_torch)
     assert err is None and buf.getvalue() == ex.printed
     assert grad_repr(ns["x"]) == ex.grads["x"]
+
+
+def test_button_shows_the_statement_it_runs():
+    from leafkit.widgets import BackwardExplorer
+
+    ex = BackwardExplorer()
+    assert ex.backward_button.description == "t.backward()"
+    ex.retain_graph.value = True
+    assert ex.backward_button.description == "t.backward(retain_graph=True)"
+    ex.backward_button.click()
+    assert ex.actions[-1] == "t.backward(retain_graph=True)"
