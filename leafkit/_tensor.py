@@ -1144,7 +1144,8 @@ def _index(t, key):
             out = _S.UnsqueezeBackward0.apply(out, dim)
             dim += 1
         elif isinstance(k, slice):
-            if lone_slice or k.indices(shape[src_dim]) != (0, shape[src_dim], 1):
+            whole = k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= shape[src_dim])
+            if lone_slice or not whole:
                 out = _I.SliceBackward0.apply(out, dim, k)
             dim += 1
             src_dim += 1
