@@ -129,8 +129,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
+    """Like :func:`tensor`, but without a copy when it can: a Tensor is returned as is (or moved with ``to``),
+    and a NumPy array of a supported dtype shares its memory on cpu, as in PyTorch."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) and \
+            _device.canonical(device).type == "cpu" and data.dtype in _dtype._FROM_NP:
+        return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
 

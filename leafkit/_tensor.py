@@ -1014,6 +1014,50 @@ class Tensor:
     def clamp_(self, min=None, max=None):
         return _IP.inplace(self, _U.ClampBackward1, _num(min), _num(max))
 
+    def relu_(self):
+        """In place :meth:`relu` (node ``ReluBackward0``; see :meth:`add_` for the in-place rules)."""
+        return _IP.inplace(self, _U.ReluBackward0)
+
+    def exp_(self):
+        """In place :meth:`exp` (node ``ExpBackward0``)."""
+        return _IP.inplace(self, _U.ExpBackward0)
+
+    def sigmoid_(self):
+        """In place :meth:`sigmoid` (node ``SigmoidBackward0``)."""
+        return _IP.inplace(self, _U.SigmoidBackward0)
+
+    def tanh_(self):
+        """In place :meth:`tanh` (node ``TanhBackward0``)."""
+        return _IP.inplace(self, _U.TanhBackward0)
+
+    def neg_(self):
+        """In place negation (node ``NegBackward0``)."""
+        return _IP.inplace(self, _U.NegBackward0)
+
+    def abs_(self):
+        """In place :meth:`abs` (node ``AbsBackward0``)."""
+        return _IP.inplace(self, _U.AbsBackward0)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of ``size`` with this tensor's dtype and device unless given."""
+        from ._creation import zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Ones of ``size`` with this tensor's dtype and device unless given."""
+        from ._creation import ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        from ._creation import full
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
+                    requires_grad=requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A new leaf from ``data`` with this tensor's dtype and device unless given."""
+        from ._creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
     def zero_(self):
         """Fill with zeros in place (see :meth:`add_`; node ``ZeroBackward0``)."""
         return _IP.inplace(self, _IP.ZeroBackward0)

@@ -129,7 +129,7 @@ def inplace(t, op_cls, *args):
         _write(t, out[0] if isinstance(out, tuple) else out)
         t._version_counter[0] += 1
         return t
-    saves_self = op_cls in _SAVES_SELF
+    saves_self = op_cls in _SAVES_SELF or "self" in op_cls._names_saved  # keep the value before the change
     old = Tensor._make(t._data.copy() if saves_self else t._data, t._device, None if base is not None else t._grad_fn,
                        t._output_nr)
     old._requires_grad = t._requires_grad if base is None else base._requires_grad

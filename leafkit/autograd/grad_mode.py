@@ -102,6 +102,11 @@ class no_grad(_DecoratorContextManager):
 class enable_grad(_DecoratorContextManager):
     """Enable graph recording inside a ``no_grad`` block (PyTorch: ``torch.enable_grad``)."""
 
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)  # used bare, as ``@enable_grad``
+
     def __enter__(self):
         self.prev = is_grad_enabled()
         _set(True)
