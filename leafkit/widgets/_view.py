@@ -358,6 +358,12 @@ class Explorer:
     """
 
     title = "Explorer"
+    _batch = False  # True while set_state() changes several controls: redraw once, at the end
+
+    def _on_change(self, change=None):
+        """A control changed: redraw, unless a batch of changes is under way."""
+        if not self._batch:
+            self._update()
     subtitle = ""
     css_class = "lk-explorer"
     show_device = False

@@ -218,12 +218,6 @@ class GradModeExplorer(Explorer):
             self._batch = False
         self.refresh()
 
-    _batch = False
-
-    def _on_change(self, change=None):
-        if not self._batch:
-            self._update()
-
     def _update(self) -> None:
         st = self.state
         from leafkit.viz import draw

@@ -403,12 +403,6 @@ class LeafExplorer(Explorer):
             self._batch = False
         self.refresh()
 
-    _batch = False
-
-    def _on_change(self, change=None):
-        if not self._batch:
-            self._update()
-
     # -- rendering --------------------------------------------------------
     def _update(self) -> None:
         st = self.state
