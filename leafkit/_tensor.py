@@ -376,6 +376,7 @@ class Tensor:
         RuntimeError
             "can't retain_grad on Tensor that has requires_grad=False".
         """
+        self._fresh()
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
@@ -396,6 +397,7 @@ class Tensor:
         RuntimeError
             "cannot register a hook on a tensor that doesn't require gradient".
         """
+        self._fresh()
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
@@ -974,6 +976,7 @@ class Tensor:
         elif value._device is not self._device:
             raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                                f"{self._device} and {value._device}!")
+        key = _normalize_key(key)
         if _is_basic_key(key):
             view = _index(self, key)
             if view is self:
@@ -1136,6 +1139,20 @@ def _shape_arg(shape):
     return tuple(shape)
 
 
+def _normalize_key(key):
+    """PyTorch's reading of an index: a list holding sequences, slices or tensors is a tuple of indices,
+    and a 0-d integer tensor is a plain int (so ``h[torch.tensor(1)]`` is a view, like ``h[1]``)."""
+    if isinstance(key, list) and any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis
+                                     for k in key):
+        key = tuple(key)
+
+    def one(k):
+        if isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu":
+            return int(k.item())
+        return k
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
 def _is_basic_key(key) -> bool:
     items = key if isinstance(key, tuple) else (key,)
     return all((isinstance(k, (int, np.integer)) and not isinstance(k, bool)) or isinstance(k, slice) or k is None
@@ -1159,9 +1176,7 @@ def _index(t, key):
     tuple, slices that cover their whole dimension make no node; a list that
     holds sequences, slices or tensors is read as a tuple of indices.
     """
-    if isinstance(key, list) and any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis
-                                     for k in key):
-        key = tuple(key)
+    key = _normalize_key(key)
     items = key if isinstance(key, tuple) else (key,)
     if not _is_basic_key(key):
         for k in items:

@@ -155,6 +155,10 @@ def inplace(t, op_cls, *args):
                    [(base._data.shape, base._data.dtype)] + list(node._in_meta[1:]), base._device)
     cs.fn = node
     cs.idx = view_index(base._data, t._data)
+    old_fn = base._grad_fn
+    if base._retains_grad and old_fn is not None:  # the base's retained grad follows it to CopySlices
+        if (old_fn._retain_refs or {}).pop(base._output_nr, None) is not None:
+            cs._retain(0, base)
     base._grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True

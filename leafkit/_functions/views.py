@@ -30,7 +30,7 @@ from ._base import Op, array_module
 
 def _addresses(arr):
     """Byte address of every element of ``arr`` (C order), as an int64 array of its shape."""
-    start = arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else int(arr.data.ptr)
+    start = _ptr(arr)
     addr = np.full(arr.shape, start, dtype=np.int64)
     for axis, (n, st) in enumerate(zip(arr.shape, arr.strides)):
         shape = [1] * arr.ndim
@@ -42,11 +42,25 @@ def _addresses(arr):
 def view_index(base_arr, view_arr):
     """Flat (C-order) indices into ``base_arr`` of each element of ``view_arr`` (same storage).
 
+    For a C-contiguous base this costs time proportional to the view (offset and strides);
+    otherwise the base's element addresses are sorted once.
+
     Raises
     ------
     RuntimeError
         If an element of the view does not lie in the base (not a view of it).
     """
+    item = base_arr.dtype.itemsize
+    if base_arr.flags.c_contiguous and view_arr.dtype.itemsize == item:
+        start = _ptr(view_arr) - _ptr(base_arr)
+        if start % item == 0 and all(st % item == 0 for st in view_arr.strides):
+            idx = np.full(view_arr.shape, start // item, dtype=np.int64)
+            for axis, (n, st) in enumerate(zip(view_arr.shape, view_arr.strides)):
+                shape = [1] * view_arr.ndim
+                shape[axis] = n
+                idx = idx + (np.arange(n, dtype=np.int64) * (st // item)).reshape(shape)
+            if idx.size == 0 or (idx.min() >= 0 and idx.max() < base_arr.size):
+                return idx
     base_addr = _addresses(base_arr).reshape(-1)
     order = np.argsort(base_addr, kind="stable")
     sorted_addr = base_addr[order]
@@ -56,6 +70,10 @@ def view_index(base_arr, view_arr):
     if want.size and (len(sorted_addr) == 0 or not np.array_equal(sorted_addr[pos], want)):
         raise RuntimeError("leafkit: a view's elements do not lie inside its base")
     return order[pos]
+
+
+def _ptr(arr) -> int:
+    return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else int(arr.data.ptr)
 
 
 def _zeros(shape, like):
@@ -159,9 +177,18 @@ def refresh_view(view) -> None:
     if not base._requires_grad:
         view._grad_fn = None
         return
+    old = view._grad_fn
     node = make_node(AsStridedBackward0, [edge_of(base)], [(base._data.shape, base._data.dtype)], view._device)
     node.idx = view_index(base._data, view._data)
     node.base_shape = base._data.shape
+    if old is not None:  # retain_grad() and hooks belong to the tensor: they move to its new node
+        ref = (old._retain_refs or {}).pop(view._output_nr, None)
+        if ref is not None:
+            node._retain(0, view)
+        if view._hooks:
+            node._hooks_for_output(0).update(view._hooks)
+            old._tensor_hooks.pop(view._output_nr, None)
+            view._hooks = node._tensor_hooks[0]
     view._grad_fn = node
     view._output_nr = 0
 

@@ -55,6 +55,8 @@ def sum_to_shape(g, shape):
 def _run_tensor_hooks(hooks, g, device):
     from .._tensor import Tensor
 
+    if isinstance(g, np.ndarray) and not g.flags.writeable:
+        g = g.copy()  # a broadcast gradient (from sum/mean/expand): a hook may change it in place
     for fn in list(hooks.values()):
         t = Tensor._wrap(g, device)
         r = fn(t)

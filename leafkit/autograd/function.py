@@ -220,6 +220,9 @@ class Function(Node):
         if dirty:  # ctx.mark_dirty: the modified input itself is the output, with this node as its history
             for k, o in enumerate(out_objs):
                 if any(o is d for d in dirty):
+                    if o._base is not None:
+                        raise NotImplementedError("leafkit does not support ctx.mark_dirty on a view (PyTorch "
+                                                  "rebases the view's base); pass the base tensor instead")
                     if o._requires_grad and o._grad_fn is None:
                         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                            "operation.")

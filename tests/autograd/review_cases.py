@@ -298,3 +298,45 @@ def _grad_itself(t):
 VALUE_CASES = {name: fn for name, fn in list(globals().items())
                if callable(fn) and not name.startswith("_") and fn.__module__ == __name__
                and name not in ERROR_CASES and name not in ("hook_changes_dtype", "view_inplace_saved")}
+
+
+# -- second review round --------------------------------------------------------------------------------
+def index_with_0d_tensor_is_a_view(t):
+    h = t.tensor([[1., 2.], [3., 4.]])
+    h[t.tensor(1)].mul_(10)
+    h[t.tensor(0)][0] = 50.
+    return h
+
+
+def base_retain_grad_then_view_inplace(t):
+    x = t.tensor([1., 2., 3., 4.], requires_grad=True)
+    h = x * 1
+    h.retain_grad()
+    h[1:3].mul_(2)
+    (h * t.tensor([1., 2., 3., 4.])).sum().backward()
+    return h.grad, x.grad
+
+
+def view_retain_grad_after_base_inplace(t):
+    x = t.tensor([1., 2., 3., 4.], requires_grad=True)
+    h = x * 1
+    v = h[1:3]
+    h.mul_(2)
+    v.retain_grad()
+    seen = []
+    v.register_hook(lambda g: seen.append(g.tolist()))
+    (v * t.tensor([5., 7.])).sum().backward()
+    return v.grad, x.grad, seen
+
+
+def hook_changes_broadcast_grad_in_place(t):
+    x = t.tensor([1., 2., 3.], requires_grad=True)
+    m = x * 1
+    m.register_hook(lambda g: g.mul_(2))
+    m.mean().backward()
+    return x.grad
+
+
+VALUE_CASES.update({f.__name__: f for f in (index_with_0d_tensor_is_a_view, base_retain_grad_then_view_inplace,
+                                            view_retain_grad_after_base_inplace,
+                                            hook_changes_broadcast_grad_in_place)})

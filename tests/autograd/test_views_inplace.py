@@ -66,3 +66,28 @@ def test_leaf_semantics_of_transpose_and_unbind():
     assert rc.transpose_of_vector(lk) == (False, "PermuteBackward0")
     assert rc.unpacking(lk) == "UnbindBackward0"
     assert rc.slice_nodes(lk) == ("SliceBackward0", "AliasBackward0", "SliceBackward0", "SelectBackward0")
+
+
+def test_second_review_round():
+    assert rc.index_with_0d_tensor_is_a_view(lk).tolist() == [[50.0, 2.0], [30.0, 40.0]]
+    h_grad, x_grad = rc.base_retain_grad_then_view_inplace(lk)
+    assert h_grad.tolist() == [1.0, 2.0, 3.0, 4.0] and x_grad.tolist() == [1.0, 4.0, 6.0, 4.0]
+    v_grad, x_grad, seen = rc.view_retain_grad_after_base_inplace(lk)
+    assert v_grad.tolist() == [5.0, 7.0] and x_grad.tolist() == [0.0, 10.0, 14.0, 0.0] and seen == [[5.0, 7.0]]
+    assert [round(v, 4) for v in rc.hook_changes_broadcast_grad_in_place(lk).tolist()] == [0.6667] * 3
+
+
+def test_mark_dirty_on_a_view_raises_instead_of_a_wrong_gradient():
+    class Double(lk.autograd.Function):
+        @staticmethod
+        def forward(ctx, v):
+            ctx.mark_dirty(v)
+            return v.mul_(2)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    h = lk.tensor([1., 2., 3.], requires_grad=True) * 1
+    with pytest.raises(NotImplementedError, match="mark_dirty on a view"):
+        Double.apply(h[1:])
