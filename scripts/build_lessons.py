@@ -157,9 +157,13 @@ def lesson_00() -> Lesson:
     * Every lesson starts with `import leafkit as torch`. **leafkit** is a small autograd
       engine written with NumPy that copies PyTorch's API and PyTorch's rules for leaves,
       `grad_fn`, `.grad`, warnings and error messages. So the code you read is PyTorch code:
-      change the first line to `import torch` and the experiments print the same lines
-      (those that use `.cuda()` need a GPU for that in real PyTorch). A test in this
-      repository checks exactly that, against real PyTorch.
+      change the first line to `import torch` and the experiments print the same lines.
+      (Those that use `.cuda()` or `device="cuda"` need a GPU for that in real PyTorch;
+      without one, `.to("cpu")` on a CPU tensor is not even a copy, see lesson 1.) A test in
+      this repository checks exactly that, against real PyTorch. The digits training at the
+      end of lesson 4 is the exception: its model needs `digits.make_model(..., lib=torch)`,
+      and PyTorch's random starting weights differ from leafkit's, so the losses differ a
+      little while the behaviour is the same.
     * **No GPU needed.** Some experiments use `.cuda()`. With an NVIDIA GPU and CuPy
       installed, leafkit really uses the GPU. Without one, it *simulates* a GPU in ordinary
       memory: `.cuda()` still makes a separate copy that reports `device='cuda:0'`, and the
@@ -184,7 +188,7 @@ def lesson_00() -> Lesson:
     | chain rule | 链式法则 | multiply the local derivatives along the path |
     | `grad_fn` | 梯度函数 | the graph node that made a non-leaf (for example `MulBackward0`) |
     | hook | 钩子 | a function called with a gradient during backpropagation |
-    | parameter | 参数 | a weight of a model; always a leaf |
+    | parameter | 参数 | a weight of a model; a leaf that requires grad (unless you freeze it) |
     | optimizer | 优化器 | updates the parameters from their `.grad` |
     """)
     L.md("""
@@ -207,10 +211,12 @@ def lesson_00() -> Lesson:
     print("w.grad:", w.grad)
     """)
     L.md("""
-    Here is the same thing as a drawing. Blue boxes are leaves, green boxes with a red
+    Here is the same thing as a drawing. Light blue boxes are leaves, green boxes with a red
     **NON-LEAF** badge were made by an operation, and the rounded boxes between them are the
     backward nodes (`grad_fn`) that `backward()` walks through. A dashed node marked *freed*
     has already been used by a backward pass, which released the values it had saved.
+    (Lesson 1 also shows `make_dot`, which uses the colours of the `torchviz` package
+    instead: there, green marks the output.)
     """)
     L.code("""
     from leafkit.viz import draw
@@ -222,11 +228,11 @@ def lesson_00() -> Lesson:
 
     | explorer | lesson | what you try |
     |---|---|---|
-    | `LeafExplorer` | 0, 1 | switch `requires_grad` on at creation or after, chain up to three steps (`clone()`, `detach()`, `cuda()`, `to('cpu')`, `+ 2`, `* 3`) and watch `is_leaf` at every step |
+    | `LeafExplorer` | 0, 1 | switch `requires_grad` on at creation or after, chain up to three steps (`clone()`, `detach()`, `cuda()`, `to('cpu')`, `+ 2`, `* 3`) and watch `is_leaf` at every step (`to('cpu')` on a tensor that is already on the CPU returns that same tensor) |
     | `LeafQuiz` | 2 | predict `is_leaf` and `requires_grad` for the article's eleven tensors before you see the answer |
     | `GradModeExplorer` | 3 | `requires_grad` of two inputs, an operator, and `no_grad()` on or off: does the result require grad, what is its `grad_fn`, what does `backward()` do? |
     | `BackwardExplorer` | 3 | `retain_grad()`, a hook, `retain_graph` and repeated `backward()` on a chain x → y → z → t: which `.grad` fields fill, and how they add up |
-    | `DetachExplorer` | 3 | `y = x.detach()` shares memory: edit one in place and watch the other, and see when backward refuses |
+    | `DetachExplorer` | 3 | `y = x.detach()` shares memory (the same storage): edit one in place and watch the other, and see when backward refuses |
 
     Here is the first one. It starts with the program `t = torch.tensor([1.0], requires_grad=True).cuda().detach()`.
     Change the steps and the checkbox, and watch the table, the drawing and the sentence below them.
@@ -242,7 +248,7 @@ def lesson_00() -> Lesson:
     | # | notebook | you learn | source article |
     |---|---|---|---|
     | 0 | [`00_start_here.ipynb`](00_start_here.ipynb) | this page: how the kit works | |
-    | 1 | [`01_leaf_tensors.ipynb`](01_leaf_tensors.ipynb) | the rules for `is_leaf`; `.cuda()` and `.to()` make non-leaves; reading the gradient of an intermediate tensor with `retain_grad()` or a hook | "PyTorch——叶子张量" |
+    | 1 | [`01_leaf_tensors.ipynb`](01_leaf_tensors.ipynb) | the rules for `is_leaf`; copying to another device with `.cuda()` or `.to()` makes a non-leaf; reading the gradient of an intermediate tensor with `retain_grad()` or a hook | "PyTorch——叶子张量" |
     | 2 | [`02_clone_detach_cuda.ipynb`](02_clone_detach_cuda.ipynb) | a prediction game: which of eleven `clone`/`detach`/`cuda` chains is a leaf, why, and the safe way to build a leaf | "PyTorch leaf node" |
     | 3 | [`03_detach_and_grad_modes.ipynb`](03_detach_and_grad_modes.ipynb) | `requires_grad`, `grad_fn`, `no_grad()`, the "does not require grad" error, leaves in `nn.Linear`, `retain_grad()`, `detach()` sharing memory | "Pytorch基础：Tensor的detach()方法" |
     | 4 | [`04_leaves_in_training.ipynb`](04_leaves_in_training.ipynb) | parameters are leaves; optimizers only update leaves; the `.cuda()` trap; training a small network on handwritten digits | |
@@ -305,9 +311,10 @@ def lesson_01() -> Lesson:
 
     You will learn:
     1. the two kinds of leaf tensor, and what follows from being one;
-    2. why `.cuda()` and `.to("cpu")` on a tensor that requires grad give a **non-leaf**;
+    2. why copying a tensor that requires grad to *another* device (`.cuda()` on a CPU
+       tensor, `.to("cpu")` on a GPU tensor) gives a **non-leaf**;
     3. how to read the gradient of an intermediate tensor, with `retain_grad()` or a hook,
-       and why the article's printed `16.0` should be `8.0`.
+       and why PyTorch prints `8.0` where the article's comments say `16.0`.
     """)
     L.parity("""
     import leafkit as torch
@@ -315,7 +322,8 @@ def lesson_01() -> Lesson:
     L.md("""
     ## 1. The rules
 
-    A tensor is a **leaf tensor (叶子张量)** when `tensor.is_leaf` is `True`. There are two kinds:
+    A tensor is a **leaf tensor (叶子张量)** when `tensor.is_leaf` is `True`. There are two
+    kinds (the article's 类型一 and 类型二):
 
     1. **Every tensor with `requires_grad=False`.** Nothing about it is recorded, so it can
        only sit at the edge of a computational graph (计算图).
@@ -329,15 +337,19 @@ def lesson_01() -> Lesson:
 
     * A leaf has `grad_fn = None`. A non-leaf's `grad_fn` is the graph node of the operation
       that made it (`AddBackward0`, `ToCopyBackward0`, ...).
-    * After `backward()`, only leaves that require grad keep a gradient in `.grad`. Those are
-      the numbers an optimizer needs, such as a network's weights. The gradients (梯度) of
-      non-leaves are used on the way through backpropagation (反向传播) and then dropped to
-      save memory, so their `.grad` stays `None`.
-    * You can switch `requires_grad` on or off only on a leaf.
+    * After `backward()`, by default only the leaves that require grad (and that the result
+      depends on) keep a gradient in `.grad`. Those are the numbers an optimizer needs, such
+      as a network's weights. The gradients (梯度) of non-leaves are used on the way through
+      backpropagation (反向传播) and then dropped to save memory, so their `.grad` stays
+      `None`. (Section 4 shows how to keep one for a non-leaf.)
+    * You can change `requires_grad` only on a leaf. (On a non-leaf, `requires_grad_(True)`
+      is accepted because it changes nothing; switching it off raises an error.)
     * `detach()` returns a tensor cut out of the graph: a leaf with `requires_grad=False`.
     * Copying a tensor that requires grad to another device (设备), with `.cuda()` or
       `.to("cpu")`, is an operation like any other. The copy is a non-leaf. Only the tensor
-      you created is a leaf, on the CPU or on the GPU alike.
+      you created is a leaf, on the CPU or on the GPU alike. If the tensor is already where
+      you move it, `.to()`/`.cuda()` returns the very same tensor, so nothing changes (a leaf
+      stays a leaf). A change of dtype, such as `.double()`, is a recorded copy too.
     """)
     L.md("""
     ## 2. The article's experiment, step by step
@@ -354,8 +366,8 @@ def lesson_01() -> Lesson:
     print("a:", a.is_leaf, a.requires_grad)
     """)
     L.md("""
-    `a` is a leaf both times: first as kind 1 (no grad), then as kind 2 (made by us,
-    requires grad). Now copy it to the GPU, and cut the copy loose with `detach()`:
+    `a` is a leaf both times: first as kind 1 (类型一: no grad), then as kind 2 (类型二: made
+    by us, requires grad). Now copy it to the GPU, and cut the copy loose with `detach()`:
     """)
     L.parity("""
     b = a.cuda()                           # a copy of a on the GPU: an operation on a
@@ -393,7 +405,8 @@ def lesson_01() -> Lesson:
     | `f` | `e.to("cpu")` | **False** | True | computed from `e` (`ToCopyBackward0`) |
 
     The drawing shows the same thing. `c` sits in a dashed frame because it does not take
-    part in any graph; the dashed arrow says it shares memory with `b`.
+    part in any graph; the dashed arrow (*shares storage* in the legend) says it shares
+    memory with `b`.
     """)
     L.code("""
     from leafkit.viz import draw, make_dot, explain
@@ -478,11 +491,15 @@ def lesson_01() -> Lesson:
     print("method 2, the hook saw:", seen[0])
     """)
     L.md("""
-    **Both methods give 8.** The article prints `16.0` for both; PyTorch prints
-    `tensor(8.)`, as the chain rule says. Where can a 16 come from? From reading `y.grad`
-    *after* the second backward pass. `.grad` is not "the gradient of the last pass": every
-    backward pass **adds (累加)** its gradient to what is already there. We ran two passes
-    through the same graph, so:
+    **Both methods give 8.** The article's comments say `16.0` for both; PyTorch prints
+    `tensor(8.)`, as the chain rule says. We cannot know where the article's 16 came from.
+    One candidate: 16 is the value of `z` itself (2⁴), not a gradient.
+
+    A `y.grad` of 16 *can* appear, though, but only after a second backward pass.
+    `.grad` is not "the gradient of the last pass": every backward pass **adds (累加)** its
+    gradient to what is already there, and a retained gradient of a non-leaf adds up just
+    like a leaf's. The hook is different: it is called with the gradient of *one* pass, so
+    it saw 8. We ran two passes through the same graph, so now:
     """)
     L.parity("""
     print("y.grad now:", y.grad, "  = 8 + 8")
@@ -570,27 +587,32 @@ def lesson_01() -> Lesson:
     L.md("""
     ### Exercise 3
 
-    Add **one line** where the comment says, so that `y.grad` holds dz/dy after
-    `z.backward()`. Then run the check.
+    Add **one line** where the comment says, so that `y3.grad` holds dz3/dy3 after
+    `z3.backward()`. Then run the check. (The names end in 3 so that they cannot be confused
+    with section 4's `y` and `z`: run the answer cell before the check.)
     """)
     L.code("""
-    x = torch.tensor(3.0, requires_grad=True)
-    y = x ** 3
-    z = 2 * y
+    x3 = torch.tensor(3.0, requires_grad=True)
+    y3 = x3 ** 3
+    z3 = 2 * y3
     # your line here:
 
-    z.backward()
+    z3.backward()
     """, "exercise")
     L.code("""
-    if not y.retains_grad:
-        print("Not yet: y does not keep its gradient. Which method from section 4 keeps a non-leaf's .grad?")
-    elif y.grad is None:
-        print("Not quite. y retains its gradient now, but only for backward passes that run after "
-              "retain_grad(). Move your line above z.backward() and run both cells again.")
+    if not y3.retains_grad:
+        if z3.retains_grad:
+            print("Not quite. z3 keeps its gradient now, but the exercise asks for y3's.")
+        else:
+            print("Not yet: y3 does not keep its gradient. Which method from section 4 keeps a non-leaf's .grad?")
+    elif y3.grad is None:
+        print("Not quite. y3 retains its gradient now, but only for backward passes that run after "
+              "retain_grad(). Move your line above z3.backward() and run both cells again.")
     else:
-        check(y.grad.item(), 2.0,
-              right="y.retain_grad() keeps the gradient of the non-leaf y: dz/dy = 2.",
-              hint="Call it before z.backward(), and run the cell above again.")
+        check(y3.grad.item(), 2.0,
+              right="y3.retain_grad() keeps the gradient of the non-leaf y3: dz3/dy3 = 2.",
+              hint="Call it once, before z3.backward(), and run the cell above again "
+                   "(a second backward pass adds to .grad).")
     """, "check")
     L.md("Next: **[Lesson 2: clone, detach and cuda](02_clone_detach_cuda.ipynb)**.")
     return L
@@ -606,7 +628,9 @@ def lesson_02() -> Lesson:
 
     **Source article:** "PyTorch leaf node". Its author was surprised that some tensors
     were no longer leaves after `.clone()` or `.cuda()`, and wrote down eleven small cases,
-    `a` to `k`, with what PyTorch 1.3.1 printed. Current PyTorch prints the same.
+    `a` to `k`, with what PyTorch 1.3.1 printed. Current PyTorch prints the same `is_leaf`
+    values. (The `grad_fn` names printed below are today's; PyTorch 1.3 named them
+    differently, for example `CopyBackwards`.)
 
     This lesson is a prediction game. First you predict, then you see the answer, then the
     rule that explains it, and finally the safe way to build a leaf.
@@ -619,7 +643,8 @@ def lesson_02() -> Lesson:
 
     The quiz below lists the article's eleven tensors, `a` to `k`. Every one starts from
     `torch.tensor([1.0])`, with or without `requires_grad=True`, and then goes through
-    `clone()` (a copy), `detach()` (cut from the graph) or `.cuda()` (a copy on the GPU).
+    `clone()` (a copy), `detach()` (cut from the computational graph, 计算图) or `.cuda()`
+    (a copy on the GPU).
 
     For each one, predict `is_leaf` (is it a leaf tensor, 叶子张量?) and `requires_grad`,
     then press **Check** to see how you did. Do not scroll further before you have answered.
@@ -653,16 +678,21 @@ def lesson_02() -> Lesson:
         print(f"{name}.is_leaf = {t.is_leaf!s:5}   requires_grad = {t.requires_grad!s:5}   grad_fn = {grad_fn}")
     """)
     L.md("""
-    Only **`f`** and **`h`** are not leaves. They are also the only ones that still require
-    grad after the last step and have a `grad_fn`.
+    Only **`f`** and **`h`** are not leaves: they are **non-leaf tensors (非叶子张量)**. They
+    are also the only ones that still require grad after the last step and have a `grad_fn`.
 
     ## 3. The rule that explains f and h
 
-    > autograd records an operation when grad mode is on and **at least one input requires
-    > grad**. The result is then a non-leaf with a `grad_fn`.
+    > autograd records an operation when grad mode (梯度模式) is on and **at least one input
+    > requires grad**. The result is then a non-leaf with a `grad_fn`.
     > `detach()` is never recorded: its result is a leaf that does not require grad.
 
-    `clone()` and `.cuda()` are ordinary, differentiable operations, like `+` or `*`.
+    Grad mode is on unless you are inside `torch.no_grad()` (lesson 3). Operations whose
+    result cannot carry a gradient, such as comparisons, `argmax` or a cast to an integer
+    type, are not recorded either: their results are leaves that do not require grad.
+
+    `clone()` and `.cuda()` are ordinary, differentiable (可微) operations, like `+` or `*`:
+    the article's point is that they are recorded because they are differentiable.
     Applied to a tensor that requires grad, they are recorded, as `CloneBackward0` and
     `ToCopyBackward0`. Going through the list with this rule:
 
@@ -677,8 +707,8 @@ def lesson_02() -> Lesson:
     | j | `clone()` | no: `detach()` came first | leaf, no grad |
 
     So the order matters only through `requires_grad`: after `detach()`, nothing later is
-    recorded. In the drawing, the leaf behind `f` and `h` has no name: it is the tensor
-    created by `torch.tensor(...)` in the same line, which we never stored in a variable.
+    recorded. In the drawing, the leaves behind `f` and `h` have no names: each is the
+    tensor that `torch.tensor(...)` created on that line, which we never stored in a variable.
     """)
     L.code("""
     from leafkit.viz import draw, make_dot
@@ -729,8 +759,10 @@ def lesson_02() -> Lesson:
     """)
     L.md("""
     `src.detach().clone()` gives a copy with its own memory that is not connected to `src`;
-    `requires_grad_()` then makes it a leaf that requires grad. (PyTorch recommends the same
-    recipe in another order, `src.clone().detach().requires_grad_(True)`; both give a leaf.)
+    `requires_grad_()` then makes it a leaf that requires grad. This is the recipe PyTorch
+    itself recommends: `src.detach().clone().requires_grad_(True)`. The older order
+    `src.clone().detach()` also gives a leaf, but it records a `clone` that is thrown away at
+    once.
     """)
     exercises_intro(L, 3)
     L.md("""
@@ -786,7 +818,7 @@ def lesson_02() -> Lesson:
     ### Exercise 3
 
     Make `weight`: a leaf on the GPU that requires grad and holds a copy of `start`'s values.
-    `start` itself must stay as it is.
+    `start` is on the CPU, and it must stay as it is.
     """)
     L.code("""
     start = torch.tensor([0.5, -0.5])
@@ -829,7 +861,7 @@ def lesson_03() -> Lesson:
     | 5, 6 | `torch.no_grad()`, and the error when nothing requires grad |
     | 7 | the leaves of `nn.Linear` |
     | 8 | `retain_grad()` for a non-leaf |
-    | 9 | `detach()`: a new tensor that shares memory and does not require grad |
+    | 9 | `detach()`: a new tensor that shares memory with the old one and does not require grad |
     """)
     L.parity("""
     import leafkit as torch
@@ -853,8 +885,10 @@ def lesson_03() -> Lesson:
     print("attribute set to True:", x.requires_grad)
     """)
     L.md("""
-    Both only work on a **leaf**. A non-leaf's flag follows from its inputs, so PyTorch
-    refuses to change it. And only floating point (or complex) tensors can require grad:
+    Changing the flag works on a **leaf**. A non-leaf's flag follows from its inputs: you
+    cannot switch it off, and setting the attribute always fails. (Only `requires_grad_(True)`
+    is accepted on a non-leaf that requires grad, because it changes nothing.) And only
+    floating point (or complex) tensors can require grad:
     """)
     L.parity("""
     y = x * 3                                      # a non-leaf
@@ -872,8 +906,8 @@ def lesson_03() -> Lesson:
     L.md("""
     ## Example 3: how `requires_grad` spreads
 
-    The result of an operation requires grad when **at least one** input requires grad.
-    All four combinations:
+    The result of an operation requires grad when **at least one** input requires grad
+    (and grad mode is on, see example 5). All four combinations:
     """)
     L.parity("""
     for x_rg in (False, True):
@@ -884,12 +918,18 @@ def lesson_03() -> Lesson:
             print(f"x {x_rg!s:5}  y {y_rg!s:5}  ->  z.requires_grad = {z.requires_grad}")
     """)
     L.md("""
+    One exception: operations whose result cannot carry a gradient, such as comparisons
+    (`x > 0`), `argmax` or a cast to an integer type, are not recorded. Their results are
+    leaves that do not require grad, even when an input requires grad.
+    """)
+    L.md("""
     ## Example 4: `grad_fn` names the operation
 
     A non-leaf that requires grad keeps the node of the operation that made it in
     `grad_fn`. Backpropagation (反向传播) calls these nodes in reverse order. The names end
-    in `Backward0`. Printing `grad_fn` shows an object and its memory address (which changes
-    from run to run); `.name()` gives just the name.
+    in `Backward0` (sometimes `Backward1`, for a second form of the same operation, such as
+    `MaxBackward1` for `x.max()`). Printing `grad_fn` shows an object and its memory address
+    (which changes from run to run); `.name()` gives just the name.
     """)
     L.parity("""
     x = torch.tensor([2.0], requires_grad=True)
@@ -906,9 +946,10 @@ def lesson_03() -> Lesson:
     L.md("""
     ## Example 5: `torch.no_grad()`
 
-    Inside `with torch.no_grad():` nothing is recorded. Results do not require grad, have
-    no `grad_fn`, and are therefore leaves, whatever their inputs are. Use it for work that
-    needs no gradient: evaluating a model, or updating weights (lesson 4).
+    Inside `with torch.no_grad():` nothing is recorded. A new tensor computed there (for
+    example `x * y`) has no `grad_fn` and does not require grad, whatever its inputs are, so
+    it is a leaf. Use it for work that needs no gradient: evaluating a model, or updating
+    weights (lesson 4).
     """)
     L.parity("""
     x = torch.tensor([2.0], requires_grad=True)
@@ -918,6 +959,23 @@ def lesson_03() -> Lesson:
         print("inside no_grad, grad mode on?", torch.is_grad_enabled())
     print("after the block, grad mode on?", torch.is_grad_enabled())
     print("z:", z, " requires_grad:", z.requires_grad, " grad_fn:", z.grad_fn, " is_leaf:", z.is_leaf)
+    """)
+    L.md("""
+    Three exceptions worth knowing: a **view** (`x[0]`, `x.view(...)`), which looks into the
+    memory of another tensor, keeps the `requires_grad` of the tensor it looks into; an
+    **in-place** operation (`w -= ...`) changes an existing tensor, which keeps its own flags
+    (lesson 4 uses this); and a tensor you **create** with `requires_grad=True` inside the
+    block still requires grad.
+    """)
+    L.parity("""
+    x = torch.tensor([2.0, 3.0], requires_grad=True)
+    w = torch.tensor([1.0], requires_grad=True)
+    with torch.no_grad():
+        v = x[0:1]                                    # a view of x
+        w -= 0.5                                      # an in-place change of w
+        p = torch.tensor([1.0], requires_grad=True)   # created with requires_grad=True
+    for name, t in {"v": v, "w": w, "p": p}.items():
+        print(f"{name}: requires_grad={t.requires_grad}  is_leaf={t.is_leaf}  grad_fn={t.grad_fn}")
     """)
     L.md("""
     `GradModeExplorer`: choose which of `x` and `y` require grad, the operator, and whether
@@ -930,11 +988,12 @@ def lesson_03() -> Lesson:
     GradModeExplorer()
     """)
     L.md("""
-    ## Example 6: backward through nothing
+    ## Example 6: calling `backward()` on a tensor that does not require grad
 
     `backward()` needs a graph to walk. If the tensor you call it on does not require grad
     (so it has no `grad_fn`), there is nothing to walk and PyTorch raises an error. The
-    "element 0 of tensors" in the message is the first tensor you passed to backward.
+    "element 0 of tensors" in the message is the first tensor you passed to backward. (`z`
+    is the tensor computed inside `no_grad()` in example 5.)
     """)
     L.parity("""
     try:
@@ -948,7 +1007,13 @@ def lesson_03() -> Lesson:
     Leaf tensors are the ones that were not computed: inputs, weights (权重) and biases
     (偏置). `nn.Linear` creates its weight and bias as parameters (参数) that require grad, so
     they are leaves, and `backward()` fills their `.grad`. We set the weight to 0.5 and the
-    bias to 0.1 (under `no_grad`, so that the change is not recorded and they stay leaves).
+    bias to 0.1 under `no_grad`: with grad mode on, PyTorch refuses in-place changes to a
+    leaf that requires grad (lesson 4 shows the error).
+
+    The output `out` shows `grad_fn=<ViewBackward0>`, not the layer's own operation.
+    `nn.Linear` works on a 2-D batch of rows, so a 1-D input is reshaped on the way in and
+    the result reshaped back: the last node is that reshape (a *view*). The node before it,
+    `AddmmBackward0`, is the layer's multiply-and-add.
     """)
     L.parity("""
     x = torch.tensor([2.0], requires_grad=True)
@@ -964,7 +1029,8 @@ def lesson_03() -> Lesson:
     print("y.is_leaf:", y.is_leaf)
 
     out = linear(x)              # out = 0.5 * 2 + 0.1
-    print("out:", out)
+    print("out:", out)           # the last node is a reshape (a 1-D input is reshaped inside nn.Linear)
+    print("the node before it:", out.grad_fn.next_functions[0][0].name())
     out.backward()
     print("weight.grad:", linear.weight.grad, " (d out / d weight = x = 2)")
     print("bias.grad:", linear.bias.grad, " (d out / d bias = 1)")
@@ -974,8 +1040,11 @@ def lesson_03() -> Lesson:
     ## Example 8: `retain_grad()`
 
     By default a non-leaf's gradient is used during backpropagation and then thrown away,
-    to save memory. `retain_grad()` keeps it for one tensor. (On a tensor that does not
-    require grad there is no gradient to keep, so it would be pointless.)
+    to save memory. `retain_grad()` keeps it for one tensor, and sets its flag
+    `retains_grad` to `True`. (The article calls the flag `retain_grad`; its real name is
+    `retains_grad`. The article also says that calling it on a tensor that does not require
+    grad is pointless: in fact PyTorch raises an error, as the next cell shows. On a leaf it
+    does nothing, because a leaf keeps its `.grad` anyway.)
 
     With x = 2, y = x², z = y², t = z²: z = 16, so dt/dz = 2z = 32, and
     dt/dx = 8x⁷ = 1024.
@@ -992,6 +1061,16 @@ def lesson_03() -> Lesson:
     show_grad("y", y)
     print("z.grad:", z.grad)
     print("z.retains_grad:", z.retains_grad, "  y.retains_grad:", y.retains_grad)
+    """)
+    L.parity("""
+    try:
+        torch.tensor([1.0]).retain_grad()             # does not require grad
+    except RuntimeError as err:
+        print(type(err).__name__ + ":", err)
+
+    leaf = torch.tensor([1.0], requires_grad=True)
+    leaf.retain_grad()                                # a leaf: nothing to do
+    print("leaf.retains_grad:", leaf.retains_grad)
     """)
     L.md("""
     Reading `y.grad` warns: `y` is a non-leaf that does not retain its gradient, so its
@@ -1010,8 +1089,9 @@ def lesson_03() -> Lesson:
 
     ## Example 9: `detach()`
 
-    `x.detach()` returns a **new tensor object** that **shares memory (共享存储)** with `x`
-    but does not require grad. Computations on it are not recorded, so you cannot
+    `x.detach()` returns a **new tensor object** that **shares memory** with `x` (it uses
+    the same storage, 共享存储; the drawings' legend says *shares storage*) but does not
+    require grad. Computations on it are not recorded, so you cannot
     backpropagate through them.
     """)
     L.parity("""
@@ -1046,8 +1126,29 @@ def lesson_03() -> Lesson:
     """)
     L.md("""
     That last line is the catch: `detach()` does not copy. Changing `y` in place changes
-    `x`, and autograd will not know. If you need an independent copy, use
-    `x.detach().clone()` (lesson 2).
+    `x` too. The change is not part of the graph (no gradient flows through it). But `y` and
+    `x` share a **version counter**, so if `backward()` needs a value of `x` that was saved
+    before the change, it raises an error instead of giving a wrong gradient. The old
+    `x.data` also shares memory but not the counter: the same change goes unnoticed and the
+    gradient comes out wrong. That is why `detach()` is the safe choice. For an independent
+    copy use `x.detach().clone()` (lesson 2).
+    """)
+    L.parity("""
+    a = torch.tensor([2.0], requires_grad=True)
+    sq = a ** 2                  # backward will need the saved value a = 2
+    a.detach().add_(1.0)         # change a through a detached tensor
+    try:
+        sq.backward()
+    except RuntimeError as err:
+        print("detach(): RuntimeError:", str(err).split(" Hint:")[0])
+
+    b = torch.tensor([2.0], requires_grad=True)
+    sq = b ** 2
+    b.data.add_(1.0)             # the same change through .data
+    sq.backward()                # no error ...
+    print(".data: no error, b.grad =", b.grad, " (wrong: 2 * 3, but at b = 2 the gradient is 4)")
+    """)
+    L.md("""
 
     `DetachExplorer`: `y = x.detach()`. Change `x` or `y` in place and watch the other follow,
     and see PyTorch's version counter at work: backward refuses when a tensor it saved was
@@ -1129,7 +1230,8 @@ def lesson_03() -> Lesson:
     L.md("""
     ### Exercise 3
 
-    Make `y` a tensor that **shares memory** with `x` but **does not require grad**.
+    Make `y` a new tensor that **shares memory** with `x` but **does not require grad**.
+    `x` itself must still require grad.
     """)
     L.code("""
     x = torch.tensor([5.0, 6.0], requires_grad=True)
@@ -1140,12 +1242,30 @@ def lesson_03() -> Lesson:
         print("Not yet: replace None with an expression built from x.")
     elif not isinstance(y, torch.Tensor):
         print("Not quite. y should be a tensor, not a", type(y).__name__)
+    elif y is x:
+        print("Not quite. y is x itself, not a new tensor"
+              + (": requires_grad_(False) and detach_() change x in place, so x no longer requires grad."
+                 if not x.requires_grad else "."))
+    elif not x.requires_grad:
+        print("Not quite. Your code switched requires_grad off on x itself. Leave x as it is, "
+              "and make a new tensor.")
     elif y.requires_grad:
         print("Not quite. y still requires grad: it is still connected to x's graph.")
-    elif y.data_ptr() != x.data_ptr():
+    elif y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr():
         print("Not quite. y does not require grad, but it is a copy with its own memory. Drop the copy.")
     else:
-        print("Right! x.detach() shares x's memory and is cut out of the graph.")
+        before = x._version
+        with torch.no_grad():
+            y.add_(0.0)                  # an in-place change through y that changes no value
+        if x._version == before:         # x's version counter did not see it: y is x.data
+            print("Almost. y shares x's memory, but not x's version counter, so autograd cannot see "
+                  "in-place changes made through y (that is x.data). x.detach() is the safe form.")
+        elif y.shape != x.shape:
+            print("Right! y shares x's memory and is cut out of the graph. (It shows only part of x; "
+                  "x.detach() gives all of it.)")
+        else:
+            print("Right! Like x.detach(), y shares x's memory (and its version counter) and is cut out "
+                  "of the graph.")
     """, "check")
     L.md("Next: **[Lesson 4: leaves in training](04_leaves_in_training.ipynb)**.")
     return L
@@ -1162,11 +1282,11 @@ def lesson_04() -> Lesson:
     Why do the rules of the first three lessons matter? Because training a network is
     *gradient descent on its leaves*:
 
-    1. the model's weights are **parameters (参数)**, and every parameter is a leaf that
-       requires grad;
+    1. the model's weights are **parameters (参数)**, and every parameter is a leaf and,
+       unless you freeze it, requires grad;
     2. `loss.backward()` fills their `.grad`;
     3. the **optimizer (优化器)** changes them in place, under `no_grad()`, so they stay
-       leaves, and it refuses to work on a non-leaf.
+       leaves, and it refuses a non-leaf (unless that non-leaf retains its grad).
 
     This lesson has no single source article: it applies what the three articles teach
     ("PyTorch——叶子张量" notes that a network's weights are leaves because backward exists
@@ -1287,16 +1407,19 @@ def lesson_04() -> Lesson:
     print("the optimizer accepted", len(optimizer.param_groups[0]["params"]), "tensors")
     """)
     L.md("""
-    For a model, the rule is: **move the model first, then create the optimizer.** Moving a
-    module (`model.cuda()` or `model.to(device)`) keeps its parameters as leaves.
+    Moving a module (`model.cuda()` or `model.to(device)`) keeps the same parameter objects,
+    so they stay leaves. Still, PyTorch's advice is to **move the model first and create the
+    optimizer after it**, so that the optimizer and its state refer to the parameters where
+    they will live.
     """)
     L.md("""
     ## 5. Training on real data: handwritten digits
 
     scikit-learn ships 1,797 small images (8×8 pixels) of handwritten digits. leafkit's
     example `leafkit.examples.digits` splits them into 1,437 for training and 360 for
-    testing, and scales each pixel. Our network: 64 inputs → 128 hidden units (ReLU) → 10
-    scores, one per digit. We train it with SGD and follow the loss (损失).
+    testing, and standardises each pixel position (mean 0, standard deviation 1 over the
+    training images). Our network: 64 inputs → 128 hidden units (ReLU) → 10 scores, one per
+    digit. We train it with SGD and follow the loss (损失).
     """)
     L.code("""
     from leafkit.examples import digits
@@ -1308,13 +1431,14 @@ def lesson_04() -> Lesson:
     y_test = torch.from_numpy(data["y_test"])
     print("train:", tuple(X_train.shape), " test:", tuple(X_test.shape))
 
-    net = digits.make_model(seed=0)          # Sequential(Linear(64, 128), ReLU(), Linear(128, 10))
+    net = digits.make_model(seed=0)          # Sequential(Linear(64, 128), ReLU(), Linear(128, 10)); lib=torch: PyTorch
     print(net)
     print("all parameters are leaves:", all(p.is_leaf for p in net.parameters()))
     """)
     L.md("""
-    The training loop is the one from section 3, with mini-batches of 64 images and the
-    cross-entropy loss for classification:
+    The training loop is the one from section 3, with mini-batches of 64 images, the
+    cross-entropy loss for classification, and momentum 0.9 (which makes SGD keep part of
+    the last step's direction):
     """)
     L.code("""
     import numpy as np
@@ -1367,7 +1491,7 @@ def lesson_04() -> Lesson:
     with torch.no_grad():
         guesses = net(X_test).argmax(1).tolist()
     wrong = [i for i, (g, t) in enumerate(zip(guesses, y_test.tolist())) if g != t]
-    shown = list(range(12 - min(len(wrong), 4))) + wrong[:4]
+    shown = [i for i in range(len(guesses)) if i not in wrong][:12 - min(len(wrong), 4)] + wrong[:4]
 
     fig, axes = plt.subplots(2, 6, figsize=(8, 3))
     for ax, i in zip(axes.flat, shown):
@@ -1431,10 +1555,12 @@ def lesson_04() -> Lesson:
     if not w.is_leaf:
         print("Not quite. w is no longer a leaf: you made a new tensor. Change w in place under torch.no_grad().")
     elif w.item() == 3.0:
-        print("Not yet: w still holds 3.0. Write the update, then run both cells again.")
+        print("Not yet: w still holds 3.0. Write the update, then run both cells again. (If your cell "
+              "raised 'a leaf Variable that requires grad is being used in an in-place operation', "
+              "wrap the update in `with torch.no_grad():`.)")
     else:
         check(w.item(), 1.5,
-              right="An in-place update under no_grad(): new values, same leaf.",
+              right="An in-place update: new values, same leaf.",
               hint="Use w -= lr * w.grad, inside a `with torch.no_grad():` block, and run both cells again.",
               same=lambda a, t: abs(a - t) < 1e-6)
     """, "check")
@@ -1466,7 +1592,14 @@ def lesson_04() -> Lesson:
     ## Where to go next
 
     * Change `import leafkit as torch` to `import torch` in any lesson and run it again: the
-      experiments print the same lines (on a machine without a GPU, replace `.cuda()` too).
+      experiments (in this lesson, the cells in sections 1–4) print the same lines. On a
+      machine without a GPU, replace `.cuda()` with `.double()`, `device="cuda"` with
+      `dtype=torch.float64` and `.to("cpu")` with `.float()`, as the kit's own test does.
+      Section 5 builds a leafkit model unless you ask otherwise: the digits example has a
+      `lib=` argument, so write `digits.make_model(seed=0, lib=torch)`. Its losses and
+      accuracies will then differ a little, because PyTorch's random starting weights differ
+      from leafkit's, while the behaviour (all parameters stay leaves, the loss falls) is the
+      same.
     * Run the digits example from a shell: `python -m leafkit.examples.digits --help`.
     """)
     return L

@@ -30,8 +30,8 @@ ANSWERS = {
     "01_leaf_tensors.ipynb": [
         ("answer_1 = False", "answer_1 = True"),
         ("answer_2 = 6", "answer_2 = 3"),
-        ("x = torch.tensor(3.0, requires_grad=True)\ny = x ** 3\nz = 2 * y\ny.retain_grad()\nz.backward()",
-         "x = torch.tensor(3.0, requires_grad=True)\ny = x ** 3\nz = 2 * y\nz.backward()\ny.retain_grad()"),
+        ("x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\ny3.retain_grad()\nz3.backward()",
+         "x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\nz3.backward()\ny3.retain_grad()"),
     ],
     "02_clone_detach_cuda.ipynb": [
         ("answer_1 = True", "answer_1 = False"),
@@ -113,3 +113,25 @@ def test_checks_judge_answers(name):
         assert default[i].startswith("Not yet"), (name, i, default[i])
         assert right[i].startswith("Right!"), (name, i, right[i])
         assert wrong[i].startswith("Not quite."), (name, i, wrong[i])
+
+
+#: Lesson 3, exercise 3 (a new tensor sharing x's memory, x still requiring grad): more answers and
+#: how the check must start its verdict.
+DETACH_ANSWERS = [
+    ("y = x.detach()", "Right!"),
+    ("y = x.detach()[1:]", "Right!"),            # shares memory, only part of x (the check says so)
+    ("y = x.detach().clone()", "Not quite."),    # its own memory
+    ("y = x.requires_grad_(False)", "Not quite."),  # y is x, and x no longer requires grad
+    ("y = x.detach_()", "Not quite."),
+    ("y = x", "Not quite."),
+    ("y = x * 1", "Not quite."),                 # still requires grad
+    ("y = x.data", "Almost."),                   # shares memory, but not the version counter
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer,verdict", DETACH_ANSWERS)
+def test_detach_exercise_judges_each_case(answer, verdict):
+    name = "03_detach_and_grad_modes.ipynb"
+    out = run_lesson(name, {2: "x = torch.tensor([5.0, 6.0], requires_grad=True)\n" + answer})
+    assert out[2].startswith(verdict), (answer, out[2])
