@@ -18,7 +18,8 @@ import numpy as np
 from ..autograd.function import _NoGraphCtx
 from ..autograd.grad_mode import _state
 from ._base import Op
-from .views import CopySlices, IndexPutBackward0, bump_history, edge_of, make_node, refresh_view, view_index  # noqa: F401
+from .views import (CopySlices, IndexPutBackward0, bump_history, check_valid, edge_of, make_node,  # noqa: F401
+                    refresh_view, view_index)
 from . import arithmetic as _A
 from . import unary as _U
 
@@ -121,6 +122,7 @@ def inplace(t, op_cls, *args):
         refresh_view(t)
     grad_on = _state.enabled
     if grad_on:
+        check_valid(t)
         check_inplace_allowed(t)
     record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
     if not record:

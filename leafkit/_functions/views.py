@@ -173,6 +173,11 @@ def refresh_view(view) -> None:
     """Bring a view's ``grad_fn`` and ``requires_grad`` up to date with its base's history (PyTorch does this lazily)."""
     base = view._base
     view._history_seen = base._history
+    if getattr(view, "_no_grad_view", False) and base._requires_grad:
+        # PyTorch: such a view prints grad_fn=<Invalid> and refuses to take part in any recorded op
+        view._grad_fn = make_node(Invalid, [], [], view._device)
+        view._requires_grad = True
+        return
     view._requires_grad = base._requires_grad
     if not base._requires_grad:
         view._grad_fn = None
@@ -191,6 +196,26 @@ def refresh_view(view) -> None:
             view._hooks = node._tensor_hooks[0]
     view._grad_fn = node
     view._output_nr = 0
+
+
+NO_GRAD_VIEW_BASE_CHANGED = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+class Invalid(Node):
+    """The grad_fn of a view made under no_grad whose base later changed in place with grad mode on."""
+
+    def _backward(self, grads):
+        raise RuntimeError(NO_GRAD_VIEW_BASE_CHANGED)
+
+
+def check_valid(t) -> None:
+    """Raise PyTorch's error when ``t`` is such an invalidated view."""
+    if type(t._grad_fn) is Invalid:
+        raise RuntimeError(NO_GRAD_VIEW_BASE_CHANGED)
 
 
 def bump_history(base) -> None:

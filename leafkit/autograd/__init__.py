@@ -59,6 +59,11 @@ def _make_grads(outputs, grads):
 
 
 def _root_edges(outputs, grads):
+    from .._functions.views import check_valid
+
+    for t in outputs:
+        t._fresh()
+        check_valid(t)
     return [((t._grad_fn, t._output_nr, g) if t._grad_fn is not None else (t._get_accumulator(), 0, g))
             for t, g in zip(outputs, grads)]
 

@@ -130,8 +130,12 @@ class Function(Node):
         needs = False
         for a in args:
             if isinstance(a, Tensor):
-                if a._base is not None and a._base._history != a._history_seen:
-                    a._fresh()
+                if a._base is not None:
+                    if a._base._history != a._history_seen:
+                        a._fresh()
+                    if a._grad_fn is not None and a._grad_fn.name() == "Invalid":
+                        from .._functions.views import check_valid
+                        check_valid(a)
                 d = a._device
                 if dev is None:
                     dev = d

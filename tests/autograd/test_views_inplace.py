@@ -91,3 +91,16 @@ def test_mark_dirty_on_a_view_raises_instead_of_a_wrong_gradient():
     h = lk.tensor([1., 2., 3.], requires_grad=True) * 1
     with pytest.raises(NotImplementedError, match="mark_dirty on a view"):
         Double.apply(h[1:])
+
+
+def test_no_grad_view_of_a_base_changed_later_is_invalid():
+    x = lk.tensor([1., 2., 3., 4.], requires_grad=True)
+    h = x * 1
+    with lk.no_grad():
+        v = h[1:]
+    h.mul_(2)
+    assert repr(v) == "tensor([4., 6., 8.], grad_fn=<Invalid>)" and v.requires_grad  # as PyTorch prints it
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        v * v
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        v[0] = 5.
