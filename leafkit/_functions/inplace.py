@@ -177,6 +177,11 @@ def check_inplace_allowed(t) -> None:
         if t._requires_grad and t._grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_MESSAGE)
         return
+    k = getattr(t, "_multi_view", None)
+    if k is not None and base._requires_grad:
+        raise RuntimeError(f"Output {k} of Unbind is a view and is being modified inplace. This view is the output of "
+                           "a function that returns multiple views. Such functions do not allow the output views to "
+                           "be modified inplace. You should replace the inplace operation by an out-of-place one.")
     if getattr(t, "_no_grad_view", False) and t._requires_grad:
         raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
     if base._requires_grad and base._grad_fn is None:

@@ -94,8 +94,10 @@ class UnbindBackward0(Op):
     def apply(cls, a, dim):
         from ..autograd.function import _share_view
         outs = super().apply(a, dim)
-        for o in outs:
+        for k, o in enumerate(outs):
             _share_view(o, a)
+            o._requires_grad = a._requires_grad  # also under no_grad, as PyTorch's views
+            o._multi_view = k  # one of several views made by one op: recorded in-place changes are refused
         return outs
 
 

@@ -340,3 +340,18 @@ def hook_changes_broadcast_grad_in_place(t):
 VALUE_CASES.update({f.__name__: f for f in (index_with_0d_tensor_is_a_view, base_retain_grad_then_view_inplace,
                                             view_retain_grad_after_base_inplace,
                                             hook_changes_broadcast_grad_in_place)})
+
+
+def unbind_outputs(t):
+    x = t.ones(2, 2, requires_grad=True)
+    h = x * 1
+    with t.no_grad():
+        c, d = h
+    z = t.zeros(3)
+    for e in z:
+        e.add_(1)
+    return c.requires_grad, z
+
+
+VALUE_CASES[unbind_outputs.__name__] = unbind_outputs
+ERROR_CASES["unbind_output_inplace"] = lambda t: (t.ones(2, 2, requires_grad=True) * 1).unbind(0)[0].add_(1)
