@@ -6,6 +6,7 @@ names, gradients, errors and warnings.
 """
 from __future__ import annotations
 
+from . import _malloc
 from . import _dtype
 from ._device import device
 from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int32,  # noqa: A004
@@ -21,6 +22,8 @@ from . import cuda
 from ._tensor_str import set_printoptions
 from ._functional import *  # noqa: F401,F403  (torch.exp, torch.sum, ...)
 from ._functional import __all__ as _functional_all
+
+_malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MALLOC_TUNING=0 turns it off)
 
 __version__ = "0.1.0"
 
