@@ -48,6 +48,17 @@ def w1(lib, n=2000):
     return run
 
 
+def elementwise_chain(a, b):
+    """W2's work: 20 elementwise ops (mul, add, tanh, sub, five times), then backward."""
+    y = a
+    for _ in range(5):
+        y = y * b
+        y = y + a
+        y = y.tanh()
+        y = y - b
+    y.sum().backward()
+
+
 def w2(lib, n=1_000_000):
     if lib is torch:
         a = torch.randn(n, requires_grad=True)
@@ -57,15 +68,7 @@ def w2(lib, n=1_000_000):
         a = lib.randn(n, requires_grad=True)
         b = lib.randn(n, requires_grad=True)
 
-    def run():
-        y = a
-        for i in range(5):
-            y = y * b
-            y = y + a
-            y = y.tanh()
-            y = y - b
-        y.sum().backward()
-    return run
+    return lambda: elementwise_chain(a, b)
 
 
 def w4(lib, n):

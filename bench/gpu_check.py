@@ -33,6 +33,9 @@ sys.path.insert(0, str(ROOT))
 import leafkit  # noqa: E402
 from leafkit.examples import digits  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine import elementwise_chain  # noqa: E402  (the same W2 work as bench/engine.py)
+
 try:
     import torch
 except ImportError:  # PyTorch only adds reference rows
@@ -211,13 +214,7 @@ def w2(lib, dev, n=1_000_000):
     b = lib.tensor(g.standard_normal(n).astype(np.float32), device=dev, requires_grad=True)
 
     def run():
-        y = a
-        for _ in range(5):
-            y = y * b
-            y = y + a
-            y = y.tanh()
-            y = y - b
-        y.sum().backward()
+        elementwise_chain(a, b)
         _sync(lib, dev)
     return run
 
