@@ -725,8 +725,11 @@ class Tensor:
     def _compare(self, other, fn):
         if isinstance(other, Tensor):
             if other._device is not self._device:
-                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                                   f"{self._device} and {other._device}!")
+                if not (other._device.type == "cpu" and other._data.ndim == 0):
+                    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                       f"devices, {self._device} and {other._device}!")
+                other = Tensor._make(_device.to_device_array(other._data, other._device, self._device),
+                                     self._device)
             o = other._data
             if o.shape != self._data.shape:
                 from ._functions._base import broadcast_check
@@ -974,8 +977,7 @@ class Tensor:
             if not _is_number(value):
                 value = Tensor._make(np.asarray(value, dtype=self._data.dtype), self._device)
         elif value._device is not self._device:
-            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{self._device} and {value._device}!")
+            value = value.to(self._device)  # like copy_, assignment copies across devices (differentiably)
         key = _normalize_key(key)
         if _is_basic_key(key):
             view = _index(self, key)

@@ -241,3 +241,22 @@ def test_gpu_check_script_runs_without_a_gpu():
     assert "ALL PARITY CHECKS PASSED" in r.stdout
     if not torch.cuda.is_available():
         assert "no GPU, skipped" in r.stdout
+
+
+def test_cpu_scalar_tensors_join_cuda_ops_as_in_pytorch():
+    import leafkit as lk
+
+    a = lk.ones(2, device="cuda", requires_grad=True)
+    s = lk.tensor(2., requires_grad=True)
+    y = a * s
+    assert y.device.type == "cuda"
+    y.sum().backward()
+    assert a.grad.device.type == "cuda" and s.grad.device.type == "cpu" and s.grad.item() == 2.0
+    b = lk.zeros(3, device="cuda")
+    b.mul_(lk.tensor(2.))
+    assert (b > lk.tensor(-1.)).device.type == "cuda"
+    b[0] = lk.tensor(5.)
+    b[1:3] = lk.ones(2)  # assignment copies across devices, like copy_
+    assert b.tolist() == [5.0, 1.0, 1.0]
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        a * lk.ones(2)  # only 0-d CPU tensors may join

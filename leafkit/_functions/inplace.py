@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import _NoGraphCtx
+from ..autograd.function import _NoGraphCtx, _scalar_to
 from ..autograd.grad_mode import _state
 from ._base import Op
 from .views import (CopySlices, IndexPutBackward0, bump_history, check_valid, edge_of, make_node,  # noqa: F401
@@ -114,7 +114,7 @@ def inplace(t, op_cls, *args):
                                                          _A.DivBackward0):
         raise TypeError(f"{op_cls.__name__[:3].lower()}_(): argument 'other' must be Tensor or Number")
     for a in args:
-        if isinstance(a, Tensor) and a._device is not t._device:
+        if isinstance(a, Tensor) and a._device is not t._device and not (a._device.type == "cpu" and a._data.ndim == 0):
             raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                                f"{t._device} and {a._device}!")
     base = t._base
@@ -126,7 +126,8 @@ def inplace(t, op_cls, *args):
         check_inplace_allowed(t)
     record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
     if not record:
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        arrays = [(a._data if a._device is t._device else _scalar_to(a, t._device)) if isinstance(a, Tensor) else a
+                  for a in args]
         out = op_cls.forward(_NoGraphCtx(), t._data, *arrays)
         _write(t, out[0] if isinstance(out, tuple) else out)
         t._version_counter[0] += 1

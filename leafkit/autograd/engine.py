@@ -89,6 +89,9 @@ def accumulate_into(var, g) -> None:
     """Add ``g`` into ``var.grad`` in place (or set it), as PyTorch's AccumulateGrad does."""
     from .._tensor import Tensor
 
+    if var._device.type == "cpu" and not isinstance(g, np.ndarray):  # a CPU scalar tensor used on the GPU
+        from .._device import to_host
+        g = to_host(g)
     if var._grad is None:
         var._grad = Tensor._make(g.copy(), var._device)
     else:

@@ -20,6 +20,8 @@ low.  A user's subclass works on tensors, exactly as in PyTorch.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .grad_mode import _state
 from .graph import Node, SavedVariable
 
@@ -46,6 +48,25 @@ class FunctionCtx:
 
 class _NoGraphCtx(FunctionCtx):
     """A throwaway ctx; attributes set on it are kept only for this call."""
+
+
+def _common_device(dev, d, args):
+    """PyTorch lets a CPU 0-d tensor (a "scalar tensor") join an op on another device; nothing else mixes."""
+    from .._device import CPU
+    Tensor = _tensor_cls()
+    if CPU in (dev, d):
+        other = d if dev is CPU else dev
+        if all(a._device is other or (a._device is CPU and a._data.ndim == 0)
+               for a in args if isinstance(a, Tensor)):
+            return other
+    raise _same_device_error(dev, d)
+
+
+def _scalar_to(t, dev):
+    """A CPU 0-d tensor's value on ``dev`` (CuPy needs its own array; the simulated GPU shares NumPy)."""
+    from .._device import array_module
+    xp = array_module(dev)
+    return t._data if xp is np else xp.asarray(t._data)
 
 
 def _same_device_error(a, b):
@@ -140,12 +161,13 @@ class Function(Node):
                 if dev is None:
                     dev = d
                 elif d is not dev:
-                    raise _same_device_error(dev, d)
+                    dev = _common_device(dev, d, args)
                 if a._requires_grad:
                     needs = True
         record = needs and _state.enabled
         if cls._array_api:
-            fwd_args = [a._data if isinstance(a, Tensor) else a for a in args]
+            fwd_args = [(a._data if a._device is dev else _scalar_to(a, dev)) if isinstance(a, Tensor) else a
+                        for a in args]
         else:
             fwd_args = args
         if not record:
