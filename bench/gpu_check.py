@@ -19,9 +19,7 @@ Exit status 0 when every check passed.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -34,7 +32,7 @@ import leafkit  # noqa: E402
 from leafkit.examples import digits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import elementwise_chain  # noqa: E402  (the same W2 work as bench/engine.py)
+from engine import elementwise_chain, timeit  # noqa: E402  (the same W2 work and timing as bench/engine.py)
 
 try:
     import torch
@@ -198,15 +196,6 @@ def _sync(lib, dev):
         lib.cuda.synchronize()
 
 
-def _time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def w2(lib, dev, n=1_000_000):
     """20 elementwise ops on 1e6-element float32 tensors, forward + backward (bench/engine.py's W2, on ``dev``)."""
     g = np.random.default_rng(0)
@@ -251,9 +240,8 @@ def timings(repeat: int) -> None:
                     rows.append((label, None, "no GPU, skipped"))
                     continue
                 try:
-                    run = make(lib, dev)
-                    run()  # warm-up (kernel compilation on a GPU)
-                    rows.append((label, _time(run, rep), ""))
+                    run = make(lib, dev)  # timeit warms up once first (kernel compilation on a GPU)
+                    rows.append((label, timeit(run, rep), ""))
                 except Exception as e:  # noqa: BLE001
                     rows.append((label, None, f"error: {type(e).__name__}: {e}"))
     for label, t, note in rows:
