@@ -12,16 +12,17 @@ from ._device import device
 from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int32,  # noqa: A004
                      int64, long, set_default_dtype)
 from ._tensor import Size, Tensor
-from ._creation import (arange, as_tensor, cat, concat, empty, empty_like, eye, from_numpy, full, full_like,
-                        is_tensor, linspace, matmul, numel, ones, ones_like, rand, randint, randn, randperm, stack,
-                        tensor, zeros, zeros_like)
+from ._functions import *  # noqa: F401,F403  (torch.exp, torch.sum, torch.where ...: made from the op registry)
+from ._functions import __all__ as _functions_all
+from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace,
+                        numel, ones, ones_like, rand, randint, randn, randperm, tensor, zeros, zeros_like)
 from ._random import Generator, initial_seed, manual_seed, seed
-from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                                 set_grad_enabled)
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from . import autograd
 from . import cuda
 from ._tensor_str import set_printoptions
-from ._functional import *  # noqa: F401,F403  (torch.exp, torch.sum, ...)
-from ._functional import __all__ as _functional_all
 
 _malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MALLOC_TUNING=0 turns it off)
 
@@ -31,9 +32,9 @@ __all__ = ["Tensor", "Size", "device", "dtype", "float16", "float32", "float64",
            "float", "double", "int", "long", "get_default_dtype", "set_default_dtype", "tensor", "as_tensor",
            "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
            "arange", "linspace", "eye", "randn", "rand", "randint", "randperm", "manual_seed", "seed",
-           "initial_seed", "Generator", "cat", "concat", "stack", "matmul", "is_tensor", "numel", "no_grad",
-           "enable_grad", "set_grad_enabled", "is_grad_enabled", "autograd", "cuda", "set_printoptions",
-           *_functional_all]
+           "initial_seed", "Generator", "is_tensor", "numel", "no_grad", "enable_grad", "set_grad_enabled",
+           "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "autograd", "cuda", "set_printoptions", *_functions_all]
 
 
 def __getattr__(name):

@@ -16,8 +16,7 @@ import numpy as np
 from . import _device
 from . import _dtype
 from ._random import _rng
-from ._tensor import Tensor, _parse_size, matmul  # noqa: F401  (matmul re-exported)
-from ._functions import shape as _S
+from ._tensor import Tensor, _parse_size
 
 
 def _finish(arr, dtype, device, requires_grad):
@@ -232,7 +231,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard-normal samples of shape ``size`` from the seeded generator (see :func:`manual_seed`)."""
     dt = _factory_dtype(dtype)
     if not dt.is_floating_point:
-        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{_dtype_word(dt)}'")
+        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dt.word}'")
     arr = _rng(generator).standard_normal(size=_parse_size(size)).astype(dt.np)
     return _finish(arr, None, device, requires_grad)
 
@@ -241,7 +240,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1) of shape ``size``."""
     dt = _factory_dtype(dtype)
     if not dt.is_floating_point:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{_dtype_word(dt)}'")
+        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dt.word}'")
     arr = _rng(generator).random(size=_parse_size(size)).astype(dt.np)
     return _finish(arr, None, device, requires_grad)
 
@@ -261,27 +260,6 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     """A random permutation of ``0 .. n-1`` (int64)."""
     arr = _rng(generator).permutation(int(n))
     return _finish(arr.astype((dtype or _dtype.int64).np), None, device, requires_grad)
-
-
-def _dtype_word(d):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(d.name, d.name)
-
-
-# -- functional forms ------------------------------------------------------------------------------
-def cat(tensors, dim=0):
-    """Concatenate along ``dim`` (``CatBackward0``)."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    return _S.CatBackward0.apply(dim, *tensors)
-
-
-concat = cat
-
-
-def stack(tensors, dim=0):
-    """Stack along a new ``dim`` (``StackBackward0``)."""
-    return _S.StackBackward0.apply(dim, *list(tensors))
 
 
 def is_tensor(obj) -> bool:

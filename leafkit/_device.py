@@ -144,13 +144,32 @@ def check_available(dev: device) -> None:
         raise AssertionError("Torch not compiled with CUDA enabled")
 
 
-def array_module(dev: device):
-    """NumPy for cpu and simulated cuda, CuPy for real cuda."""
-    if dev.type == "cuda" and cuda_backend() == "cupy":
-        import cupy
+def array_module(x):
+    """The array module (NumPy or CuPy) of a device or of an array.
 
-        return cupy
-    return np
+    NumPy for cpu, for simulated cuda and for NumPy arrays; CuPy for real
+    cuda and for CuPy arrays.  This is the one place that chooses.
+    """
+    if isinstance(x, device):
+        if x.type == "cuda" and cuda_backend() == "cupy":
+            import cupy
+
+            return cupy
+        return np
+    if isinstance(x, (np.ndarray, np.generic)) or not hasattr(x, "__cuda_array_interface__"):
+        return np
+    import cupy
+
+    return cupy
+
+
+def as_array(x):
+    """A NumPy scalar (what NumPy's full reductions and 0-d ufuncs return) as a 0-d array; arrays unchanged.
+
+    ``np.asarray`` would do for NumPy but refuses CuPy arrays (no implicit
+    device-to-host copy), so the ops use this instead.
+    """
+    return np.asarray(x) if isinstance(x, np.generic) else x
 
 
 def to_device_array(arr, src: device, dst: device):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "bool",
-           "half", "float", "double", "int", "long", "get_default_dtype", "set_default_dtype"]
+__all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "bool", "uint8", "int8", "int16",
+           "half", "float", "double", "int", "long", "short", "get_default_dtype", "set_default_dtype"]
 
 
 class dtype:
@@ -22,13 +22,16 @@ class dtype:
         Bytes per element.
     """
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize")
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "word", "ctype", "tensor_type")
 
-    def __init__(self, name: str, np_dtype):
+    def __init__(self, name: str, np_dtype, word: str, ctype: str, tensor_type: str):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.is_floating_point = self.np.kind == "f"
         self.itemsize = self.np.itemsize
+        self.word = word                # PyTorch's ScalarType name in messages: "Float", "Long"
+        self.ctype = ctype              # the C++ type some messages name: "float", "long int"
+        self.tensor_type = tensor_type  # the legacy type name: "FloatTensor"
 
     @property
     def is_complex(self) -> bool:
@@ -45,16 +48,39 @@ class dtype:
         return (_by_name, (self.name,))
 
 
-float16 = half = dtype("float16", np.float16)
-float32 = float = dtype("float32", np.float32)
-float64 = double = dtype("float64", np.float64)
-int32 = int = dtype("int32", np.int32)
-int64 = long = dtype("int64", np.int64)
-bool = dtype("bool", np.bool_)
+# The one table of dtype facts: name, NumPy dtype, and PyTorch's three spellings of it.
+float16 = half = dtype("float16", np.float16, "Half", "c10::Half", "HalfTensor")
+float32 = float = dtype("float32", np.float32, "Float", "float", "FloatTensor")
+float64 = double = dtype("float64", np.float64, "Double", "double", "DoubleTensor")
+int32 = int = dtype("int32", np.int32, "Int", "int", "IntTensor")
+int64 = long = dtype("int64", np.int64, "Long", "long int", "LongTensor")
+bool = dtype("bool", np.bool_, "Bool", "bool", "BoolTensor")
+uint8 = dtype("uint8", np.uint8, "Byte", "unsigned char", "ByteTensor")
+int8 = dtype("int8", np.int8, "Char", "signed char", "CharTensor")
+int16 = short = dtype("int16", np.int16, "Short", "short int", "ShortTensor")
 
-_ALL = (float16, float32, float64, int32, int64, bool)
+_ALL = (float16, float32, float64, int32, int64, bool, uint8, int8, int16)
 _FROM_NP = {d.np: d for d in _ALL}
 _DEFAULT = [float32]
+
+
+def word(np_dtype) -> str:
+    """PyTorch's name of a dtype in error messages: ``Float``, ``Double``, ``Long``, ``Bool`` ..."""
+    d = _FROM_NP.get(np.dtype(np_dtype))
+    return d.word if d is not None else str(np_dtype)
+
+
+def ctype(np_dtype) -> str:
+    """The C++ type name some PyTorch messages use: ``float``, ``double``, ``long int`` ..."""
+    d = _FROM_NP.get(np.dtype(np_dtype))
+    return d.ctype if d is not None else str(np_dtype)
+
+
+def type_string(np_dtype, device=None) -> str:
+    """``torch.FloatTensor`` / ``torch.cuda.FloatTensor`` for a NumPy dtype on a device."""
+    d = _FROM_NP.get(np.dtype(np_dtype))
+    name = d.tensor_type if d is not None else "Tensor"
+    return ("torch.cuda." if device is not None and device.type == "cuda" else "torch.") + name
 
 
 def _by_name(name: str) -> dtype:
@@ -66,6 +92,9 @@ def _by_name(name: str) -> dtype:
 
 def from_numpy_dtype(np_dtype) -> dtype:
     """Map a NumPy dtype onto a leafkit dtype, or raise ``TypeError``."""
+    d = _FROM_NP.get(np_dtype)
+    if d is not None:
+        return d
     nd = np.dtype(np_dtype)
     try:
         return _FROM_NP[nd]

@@ -1,8 +1,83 @@
-"""leafkit's differentiable operations, one module per family.
+"""leafkit's differentiable operations: the registry and its entries, one module per family.
 
-Every class here is both the operation (``Cls.apply(...)``) and the node it
-leaves in the graph, named as PyTorch names it (``MulBackward0``).  Forward
-and backward work on NumPy/CuPy arrays (``_array_api = True``); the engine
-sums every input gradient back to the input's shape and casts it to the
-input's dtype, so no op undoes broadcasting itself.
+Each family module holds ``defop`` entries (see :mod:`._registry`): an op's
+forward on arrays and its derivative formulas, from which its node class
+(named as PyTorch names it), its ``Tensor`` method, its in-place variant and
+its ``torch.*`` function are made.  Importing this package registers every
+op, installs the methods on ``Tensor``, and hands the autograd core the
+interface it needs (:data:`leafkit.autograd.graph.api`).
+
+Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
+:mod:`.linalg`, :mod:`.indexing`, :mod:`.copy`, :mod:`.loss`,
+:mod:`.inplace` (and the view machinery in :mod:`.views`), :mod:`.compare`.
 """
+from __future__ import annotations
+
+import warnings
+
+from .. import _dtype
+from ..autograd import graph as _graph
+from .._device import array_module
+from .._tensor import Tensor
+from . import _namespace
+from ._namespace import array_ns, tensor_ns
+from ._registry import PUBLIC, SPECS, apply, defop, public  # noqa: F401
+from . import inplace, elementwise, reduction, shape, linalg, copy, indexing, loss, compare  # noqa: F401,E401
+
+# numpy warns about inf/nan arithmetic; PyTorch never does.  The ops that commonly meet it use np.errstate;
+# this filter silences the rest, for warnings raised from leafkit's own op modules only.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"leafkit\._functions")
+
+
+# -- helpers the derivative formulas use besides the ops --------------------------------------------------------------
+def _index_flat(F, x, idx):
+    return F.index(x, (idx.reshape(-1),))
+
+
+def _index_put_flat(F, x, idx, values, accumulate):
+    return F.index_put_impl(x, values, (idx.reshape(-1),), accumulate)
+
+
+array_ns.reshape = staticmethod(lambda g, shape: g.reshape(shape))
+array_ns.zeros_like = staticmethod(lambda g: array_module(g).zeros_like(g))
+array_ns.ones_like = staticmethod(lambda g: array_module(g).ones_like(g))
+array_ns.new_zeros = staticmethod(lambda shape, like: array_module(like).zeros(shape, dtype=like.dtype))
+array_ns.isnan = staticmethod(lambda g: array_module(g).isnan(g))
+array_ns.isnan_item = staticmethod(lambda g: bool(array_module(g).isnan(g)))
+array_ns.index_flat = lambda x, idx: _index_flat(array_ns, x, idx)
+array_ns.index_put_flat = lambda x, idx, v, acc: _index_put_flat(array_ns, x, idx, v, acc)
+
+
+def _zeros_like_t(g):
+    return Tensor._make(array_module(g._data).zeros_like(g._data), g._device)
+
+
+tensor_ns.reshape = staticmethod(lambda g, shape: g.reshape(shape))
+tensor_ns.zeros_like = staticmethod(_zeros_like_t)
+tensor_ns.ones_like = staticmethod(lambda g: Tensor._make(array_module(g._data).ones_like(g._data), g._device))
+tensor_ns.new_zeros = staticmethod(lambda shape, like: Tensor._make(
+    array_module(like._data).zeros(shape, dtype=like._data.dtype), like._device))
+tensor_ns.isnan = staticmethod(lambda g: compare.isnan(g))
+tensor_ns.isnan_item = staticmethod(lambda g: bool(array_module(g._data).isnan(g._data)))
+tensor_ns.index_flat = lambda x, idx: _index_flat(tensor_ns, x, idx)
+tensor_ns.index_put_flat = lambda x, idx, v, acc: _index_put_flat(tensor_ns, x, idx, v, acc)
+
+
+def _wrap(arr, device, grad_fn=None, output_nr=0, counter=None):
+    t = Tensor._make(arr, device, grad_fn, output_nr)
+    if counter is not None:
+        t._version_counter = counter
+    return t
+
+
+# -- the interface the autograd core works through ----------------------------------------------------------------------
+_graph.api.tensor_type = Tensor
+_graph.api.wrap = _wrap
+_graph.api.array_ns = array_ns
+_graph.api.tensor_ns = tensor_ns
+_graph.api.type_string = _dtype.type_string
+
+# the torch.* functions
+FUNCTIONS = {name: fn for name, (fn, method, function) in PUBLIC.items() if function}
+__all__ = sorted(FUNCTIONS)
+globals().update(FUNCTIONS)

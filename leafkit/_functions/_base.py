@@ -1,45 +1,24 @@
-"""Shared pieces of the operation modules: the array-level Function base, dtype promotion."""
+"""What the op families share: PyTorch's type promotion, broadcasting checks, argument checks."""
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
-from ..autograd.function import Function
 from .. import _dtype
-
-
-class Op(Function):
-    """Base of leafkit's own operations: arrays in, arrays out."""
-
-    _array_api = True
-    _is_view = False
-
-
-def array_module(a):
-    """numpy, or cupy for a CuPy array."""
-    return np if isinstance(a, np.ndarray) or not hasattr(a, "__cuda_array_interface__") else _cupy()
-
-
-def _cupy():
-    import cupy
-
-    return cupy
-
-
-def as_array(x):
-    """A NumPy scalar (what NumPy's full reductions return) as a 0-d array; arrays, NumPy or CuPy, unchanged.
-
-    ``np.asarray`` would do for NumPy but refuses CuPy arrays (no implicit
-    device-to-host copy), so the ops use this instead.
-    """
-    return np.asarray(x) if isinstance(x, np.generic) else x
-
-
-def zeros_like_module(shape, like):
-    """Zeros of ``shape`` with ``like``'s dtype, in ``like``'s array module (NumPy or CuPy)."""
-    return array_module(like).zeros(shape, dtype=like.dtype)
-
+from .._device import array_module, as_array  # noqa: F401  (re-exported for the op families)
+from .._tensor import Tensor
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def is_number(x) -> bool:
+    return isinstance(x, numbers.Number) and not isinstance(x, complex)
+
+
+def num(x):
+    """A NumPy scalar as a Python number; anything else unchanged."""
+    return x.item() if isinstance(x, np.generic) else x
 
 
 def result_type(a, b):
@@ -50,8 +29,8 @@ def result_type(a, b):
     0-d arrays count as lower priority than arrays with dimensions, as in
     PyTorch.
     """
-    a_arr = hasattr(a, "dtype") and not isinstance(a, (np.generic,))
-    b_arr = hasattr(b, "dtype") and not isinstance(b, (np.generic,))
+    a_arr = hasattr(a, "dtype") and not isinstance(a, np.generic)
+    b_arr = hasattr(b, "dtype") and not isinstance(b, np.generic)
     if a_arr and b_arr:
         da, db = a.dtype, b.dtype
         if da == db:
@@ -63,9 +42,11 @@ def result_type(a, b):
         if za != zb:  # a dimensioned operand of the same category wins
             return db if za else da
         return np.promote_types(da, db)
-    arr, num = (a, b) if a_arr else (b, a)
+    if not a_arr and not b_arr:
+        return np.result_type(a, b)
+    arr, n = (a, b) if a_arr else (b, a)
     d = arr.dtype
-    kn = 0 if isinstance(num, (bool, np.bool_)) else (1 if isinstance(num, (int, np.integer)) else 2)
+    kn = 0 if isinstance(n, (bool, np.bool_)) else (1 if isinstance(n, (int, np.integer)) else 2)
     if kn > _KIND_RANK[d.kind]:
         return np.dtype(np.int64) if kn == 1 else _dtype.get_default_dtype().np
     return d
@@ -85,6 +66,19 @@ def promote(a, b):
     return a, b
 
 
+def prep(a, b):
+    """Promote dtypes and check broadcasting (fast path: two arrays of one dtype and shape)."""
+    if type(b) is float and a.dtype.kind == "f":
+        return a, b
+    if hasattr(b, "dtype") and hasattr(a, "dtype"):
+        if a.dtype != b.dtype:
+            a, b = promote(a, b)
+        if a.shape != b.shape:
+            broadcast_check(a, b)
+        return a, b
+    return promote(a, b)
+
+
 def broadcast_check(a, b):
     """Raise PyTorch's RuntimeError when two array shapes do not broadcast."""
     sa, sb = a.shape, b.shape
@@ -96,3 +90,76 @@ def broadcast_check(a, b):
             dim = max(len(sa), len(sb)) - i
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                                f"non-singleton dimension {dim}")
+
+
+def broadcast_shapes(*shapes):
+    """The shape several shapes broadcast to (PyTorch's message when they do not)."""
+    n = max(len(s) for s in shapes)
+    out = [1] * n
+    for s in shapes:
+        s = (1,) * (n - len(s)) + tuple(s)
+        for i, (x, y) in enumerate(zip(out, s)):
+            if x == 1:
+                out[i] = y
+            elif y != 1 and x != y:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                   f"non-singleton dimension {i}")
+    return tuple(out)
+
+
+def to_float(a):
+    """Integer and bool arrays become the default float dtype (what PyTorch's float-only ops return)."""
+    if a.dtype.kind != "f":
+        return a.astype(_dtype.get_default_dtype().np)
+    return a
+
+
+def dim(d, ndim):
+    """A dimension index checked and made non-negative (a 0-d tensor accepts 0 and -1)."""
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def dims(dim_arg, ndim):
+    """``dim`` (an int, a sequence, or empty for every dimension) as a sorted-by-appearance tuple of dims."""
+    if dim_arg is None:
+        return tuple(range(ndim))
+    ds = (dim_arg,) if isinstance(dim_arg, (int, np.integer)) else tuple(dim_arg)
+    if not ds:  # PyTorch: an empty dim list reduces over every dimension
+        return tuple(range(ndim))
+    out = []
+    for d in ds:
+        n = max(ndim, 1)
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        if d % n in out:
+            raise RuntimeError(f"dim {d % n} appears multiple times in the list of dims")
+        out.append(d % n)
+    return tuple(out) if ndim else ()
+
+
+def check_tensor(fn: str, name: str, x, pos: int = 1) -> None:
+    """PyTorch's TypeError for a non-tensor argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def operand(x, fn: str, name: str = "other"):
+    """A tensor or a number as an op's second operand (a NumPy scalar becomes a Python number)."""
+    if isinstance(x, Tensor):
+        return x
+    if is_number(x):
+        return num(x)
+    raise TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def as_operand(x):
+    """For operators: a tensor or number as is, ``None`` for anything else (the operator then returns
+    NotImplemented)."""
+    if isinstance(x, Tensor):
+        return x
+    if is_number(x):
+        return num(x)
+    return None

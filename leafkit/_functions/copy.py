@@ -1,54 +1,122 @@
-"""Copies: ``clone`` (CloneBackward0) and dtype/device moves (ToCopyBackward0)."""
+"""Copies: ``clone`` (CloneBackward0) and dtype/device moves (ToCopyBackward0: ``to``, ``cuda``, ``cpu``, ``float`` ...)."""
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _device
-from ._base import Op
+from .. import _dtype
+from .._tensor import Tensor
+from ._base import check_tensor
+from ._registry import apply, defop, public
+
+clone_spec = defop("clone", lambda self: self.copy(), self=lambda F, grad: grad)
 
 
-class CloneBackward0(Op):
-    """A copy with its own storage; the gradient passes straight through."""
+def _to_copy(self, np_dtype, src, dst):
+    out = self
+    if src is not dst:
+        out = _device.to_device_array(self, src, dst)
+    if np_dtype is not None and out.dtype != np_dtype:
+        out = out.astype(np_dtype)
+    elif out is self:
+        out = self.copy()
+    return out
 
-    @staticmethod
-    def forward(ctx, a):
-        return a.copy()
 
-    @staticmethod
-    def backward(ctx, g):
-        return g
+def _to_copy_backward(F, grad, self_scalar_type, src, dst):
+    """The gradient goes back to the source's device and dtype (``grad.to(self.options())``)."""
+    if src is not dst or grad.dtype != self_scalar_type:
+        return F.to_copy(grad, self_scalar_type, dst, src)
+    return grad
 
 
-class ToCopyBackward0(Op):
-    """A copy to another dtype and/or device (``.to``, ``.cuda()``, ``.cpu()``, ``.double()`` ...).
+to_copy_spec = defop("to_copy", _to_copy, node="ToCopyBackward0", device_from="dst", self=_to_copy_backward)
 
-    Backward casts the gradient back to the source dtype (done by the engine)
-    and moves it back to the source device (done here).
+
+@public("clone")
+def clone(input, *, memory_format=None):
+    """A copy with its own storage; differentiable (``CloneBackward0``, the gradient passes straight through)."""
+    check_tensor("clone", "input", input)
+    return apply(clone_spec, (input,))
+
+
+def to_copy(t, np_dtype, dst):
+    """A differentiable copy of ``t`` to ``np_dtype`` on device ``dst`` (``ToCopyBackward0``)."""
+    return apply(to_copy_spec, (t, np_dtype, t._device, dst))
+
+
+def parse_to_args(args, kwargs):
+    """Read ``to()``'s arguments, PyTorch style: ``(dtype)``, ``(device)``, ``(device, dtype)``, ``(tensor)``,
+    keywords ``dtype``/``device``/``copy``/``non_blocking``.  Returns ``(dtype, device, copy)``.
+
+    Raises ``TypeError`` for an argument of any other kind or an unknown keyword.
     """
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword(s) "
+                        f"{sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, dev = a.dtype, a._device
+        elif isinstance(a, (str, _device.device, int)) and not isinstance(a, bool):
+            dev = a
+        elif isinstance(a, bool):
+            pass  # non_blocking given positionally
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    return dtype, dev, copy
 
-    @staticmethod
-    def forward(ctx, a, np_dtype, src, dst):
-        ctx.src, ctx.dst = src, dst
-        out = a
-        if src is not dst:
-            out = _device.to_device_array(a, src, dst)
-        if np_dtype is not None and out.dtype != np_dtype:
-            out = out.astype(np_dtype)
-        elif out is a:
-            out = a.copy()
-        return out
 
-    @staticmethod
-    def backward(ctx, g):
-        if ctx.src is not ctx.dst:
-            g = _device.to_device_array(g, ctx.dst, ctx.src)
-        return g, None, None, None
+@public("to", function=False)
+def to(self, *args, **kwargs):
+    """Copy to another dtype and/or device; returns ``self`` when nothing would change.
 
-    @classmethod
-    def apply(cls, a, np_dtype, src, dst):
-        out = super().apply(a, np_dtype, src, dst)
-        if dst is not src:
-            out._device = dst
-            if out._grad_fn is not None:
-                out._grad_fn._device = dst
-        return out
+    Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+    ``to(other_tensor)`` and the keywords ``dtype``, ``device``, ``copy``,
+    ``non_blocking``.  A real copy of a tensor that requires grad is a
+    non-leaf whose ``grad_fn`` is ``ToCopyBackward0``, as in PyTorch.
+
+    Raises
+    ------
+    AssertionError
+        "Torch not compiled with CUDA enabled" for cuda when no cuda backend
+        exists (``LEAFKIT_SIMULATE_CUDA=0`` and no GPU).
+    """
+    dtype, dev, copy = parse_to_args(args, kwargs)
+    dst = _device.canonical(dev) if dev is not None else self._device
+    _device.check_available(dst)
+    np_dtype = dtype.np if dtype is not None else None
+    if dst is self._device and (np_dtype is None or np_dtype == self._data.dtype) and not copy:
+        return self
+    return to_copy(self, np_dtype, dst)
+
+
+@public("cuda", function=False)
+def cuda(self, device=None, non_blocking=False):
+    """Copy to the GPU (``cuda:0``); see :meth:`to`."""
+    return self.to(_device.canonical(device if device is not None else "cuda"))
+
+
+@public("cpu", function=False)
+def cpu(self):
+    """Copy to the CPU (``self`` if already there); see :meth:`to`."""
+    return self.to(_device.CPU)
+
+
+def _dtype_method(d):
+    def m(self):
+        return self.to(d)
+    m.__doc__ = f"``self.to(torch.{d.name})``."
+    return m
+
+
+for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
+                  ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool)):
+    public(_name, function=False)(_dtype_method(_d))
+
+public("type_as", function=False)(lambda self, other: self.to(other.dtype))

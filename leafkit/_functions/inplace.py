@@ -1,80 +1,47 @@
-"""In-place operations: ``add_``, ``sub_``, ``mul_``, ``div_``, ``clamp_``, ``zero_``, ``fill_``, ``copy_``.
+"""In-place operations: the rules every ``op_`` follows, and ``zero_``, ``fill_``, ``copy_``.
 
 Rules, as in PyTorch:
 
 * a leaf that requires grad may not be changed in place while grad mode is
   on ("a leaf Variable that requires grad is being used in an in-place
   operation."); under ``no_grad`` it may (that is how optimizers step);
+* an inference tensor may not be changed in place outside inference mode;
+* the written-to tensor and an operand may not partly overlap in memory;
 * every in-place change bumps the storage's version counter, so a tensor
   saved for backward and changed since is caught at backward time;
 * when the change is recorded, the tensor's history is rebased: its
   ``grad_fn`` becomes the node of the in-place op (``AddBackward0`` for
-  ``add_``, ``ZeroBackward0``, ``FillBackward0``, ``CopyBackwards``).
+  ``add_``, ``ZeroBackward0``, ``FillBackward2``, ``CopyBackwards``); on a
+  view, the base's ``grad_fn`` becomes a ``CopySlices`` around that node.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import _NoGraphCtx, _scalar_to
+from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._base import Op
-from .views import (CopySlices, IndexPutBackward0, bump_history, check_valid, edge_of, make_node,  # noqa: F401
-                    refresh_view, view_index)
-from . import arithmetic as _A
-from . import unary as _U
+from ..autograd.graph import SavedVariable
+from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
+from ._base import array_module, as_array, check_tensor
+from ._registry import apply, defop, public
+from .views import CopySlices, Invalid, bump_history, make_node, refresh_view, view_index
 
-_SAVES_SELF = (_A.MulBackward0, _A.DivBackward0, _U.ClampBackward1)
-_NAMES = {"f": {2: "Half", 4: "Float", 8: "Double"}, "i": {4: "Int", 8: "Long"}, "b": {1: "Bool"}, "u": {1: "Byte"}}
-
-
-def _dtype_word(d) -> str:
-    return _NAMES.get(d.kind, {}).get(d.itemsize, str(d))
-
-
-class ZeroBackward0(Op):
-    @staticmethod
-    def forward(ctx, a):
-        return np.zeros_like(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        return np.zeros_like(g)
-
-
-class FillBackward2(Op):
-    """Fill with a number (``fill_``) or with given values (``uniform_``/``normal_``)."""
-
-    @staticmethod
-    def forward(ctx, a, value):
-        out = np.empty_like(a)
-        out[...] = value
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return np.zeros_like(g), None
-
-
-class CopyBackwards(Op):
-    """``self.copy_(src)``: ``src`` broadcast and cast into ``self``'s storage."""
-
-    @staticmethod
-    def forward(ctx, a, src):
-        if src.shape != a.shape:
-            try:
-                src = np.broadcast_to(src, a.shape)
-            except ValueError:
-                raise RuntimeError(f"The size of tensor a ({a.shape[-1] if a.ndim else 1}) must match the size of "
-                                   f"tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
-                                   f"{max(a.ndim - 1, 0)}") from None
-        return src.astype(a.dtype, copy=True)
-
-    @staticmethod
-    def backward(ctx, g):
-        return np.zeros_like(g), g
-
-    def name(self) -> str:
-        return "torch::autograd::CopyBackwards"
+NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
+INFERENCE_VIEW_MESSAGE = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case "
+    "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked).")
+PARTIAL_OVERLAP_MESSAGE = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation.")
+INTERNAL_OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+    "Please clone() the tensor before performing the operation.")
 
 
 def _write(t, res) -> None:
@@ -83,62 +50,96 @@ def _write(t, res) -> None:
         raise RuntimeError(f"output with shape [{', '.join(map(str, d.shape))}] doesn't match the broadcast shape "
                            f"[{', '.join(map(str, res.shape))}]")
     if res.dtype != d.dtype and not np.can_cast(res.dtype, d.dtype, "same_kind"):
-        raise RuntimeError(f"result type {_dtype_word(res.dtype)} can't be cast to the desired output type "
-                           f"{_dtype_word(d.dtype)}")
+        raise RuntimeError(f"result type {_dtype.word(res.dtype)} can't be cast to the desired output type "
+                           f"{_dtype.word(d.dtype)}")
     try:
         d[...] = res
     except ValueError:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                           "single memory location. Please clone() the tensor before performing the "
-                           "operation.") from None
+        raise RuntimeError(INTERNAL_OVERLAP_MESSAGE) from None
 
 
-def inplace(t, op_cls, *args):
-    """Apply ``op_cls`` to ``t`` and ``args`` and write the result into ``t``'s storage.
+def _check_overlap(t, args) -> None:
+    """PyTorch's ``assert_no_partial_overlap``: an operand may be the written-to memory itself, not part of it."""
+    d = t._data
+    if not isinstance(d, np.ndarray):
+        return
+    for a in args:
+        if isinstance(a, Tensor) and a is not t and isinstance(a._data, np.ndarray) and \
+                np.may_share_memory(d, a._data):
+            o = a._data
+            same = (o.__array_interface__["data"][0] == d.__array_interface__["data"][0] and o.shape == d.shape and
+                    o.strides == d.strides)
+            if not same and np.shares_memory(d, o):
+                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
 
-    On a view of a tensor whose history is recorded, the base's ``grad_fn``
-    becomes a ``CopySlices`` around the op's node, as in PyTorch.
+
+def check_inplace_allowed(t) -> None:
+    """Raise PyTorch's error when an in-place change of ``t`` cannot be recorded (grad mode on)."""
+    if type(t._grad_fn) is Invalid:
+        t._raise_invalid()
+    base = t._base
+    if base is None:
+        if t._requires_grad and t._grad_fn is None:
+            raise RuntimeError(LEAF_INPLACE_MESSAGE)
+        return
+    k = t._multi_view
+    if k is not None and base._requires_grad:
+        raise RuntimeError(f"Output {k} of Unbind is a view and is being modified inplace. This view is the "
+                           "output of a function that returns multiple views. Such functions do not allow the output "
+                           "views to be modified inplace. You should replace the inplace operation by an "
+                           "out-of-place one.")
+    if t._no_grad_view and t._requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
+    if t.__dict__.get("_inference_view") and not _state.inference:
+        raise RuntimeError(INFERENCE_VIEW_MESSAGE)
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def inplace(t, spec, args):
+    """Apply op ``spec`` to ``args`` (``args[0]`` is ``t``) and write the result into ``t``'s storage.
 
     Raises
     ------
     RuntimeError
         PyTorch's in-place errors: "a leaf Variable that requires grad is
         being used in an in-place operation", "a view of a leaf Variable
-        ...", "A view was created in no_grad mode ..."; "Expected all tensors
-        to be on the same device"; "can't be cast to the desired output
-        type"; "doesn't match the broadcast shape".
+        ...", "A view was created in no_grad mode ...", "Inplace update to
+        inference tensor outside InferenceMode", partial memory overlap;
+        "Expected all tensors to be on the same device"; "can't be cast to
+        the desired output type"; "doesn't match the broadcast shape".
     """
-    from .._tensor import Tensor
-
-    if any(a is None for a in args[:1]) and op_cls in (_A.AddBackward0, _A.SubBackward0, _A.MulBackward0,
-                                                         _A.DivBackward0):
-        raise TypeError(f"{op_cls.__name__[:3].lower()}_(): argument 'other' must be Tensor or Number")
-    for a in args:
-        if isinstance(a, Tensor) and a._device is not t._device and not (a._device.type == "cpu" and a._data.ndim == 0):
+    for a in args[1:]:
+        if isinstance(a, Tensor) and a._device is not t._device and not (a._device.type == "cpu" and
+                                                                         a._data.ndim == 0):
             raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                                f"{t._device} and {a._device}!")
+    if t._inference and not _state.inference:
+        raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     base = t._base
     if base is not None and base._history != t._history_seen:
         refresh_view(t)
     grad_on = _state.enabled
     if grad_on:
-        check_valid(t)
         check_inplace_allowed(t)
-    record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
+    _check_overlap(t, args[1:])
+    record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:]))
     if not record:
-        arrays = [(a._data if a._device is t._device else _scalar_to(a, t._device)) if isinstance(a, Tensor) else a
-                  for a in args]
-        out = op_cls.forward(_NoGraphCtx(), t._data, *arrays)
+        from ._registry import _arrays
+        fargs, _, _ = _arrays(spec, args)
+        out = spec.forward(*fargs)
         _write(t, out[0] if isinstance(out, tuple) else out)
         t._version_counter[0] += 1
         return t
-    saves_self = op_cls in _SAVES_SELF or "self" in op_cls._names_saved  # keep the value before the change
+    saves_self = any(spec.saved_kinds[k] == ("input", 0) for k in range(len(spec.saved_names)))
     old = Tensor._make(t._data.copy() if saves_self else t._data, t._device, None if base is not None else t._grad_fn,
                        t._output_nr)
     old._requires_grad = t._requires_grad if base is None else base._requires_grad
     if not saves_self:
         old._version_counter = t._version_counter
-    res = op_cls.apply(old, *args)
+    res = apply(spec, (old, *args[1:]))
+    if isinstance(res, tuple):
+        res = res[0]
     node = res._grad_fn
     _write(t, res._data)
     t._version_counter[0] += 1
@@ -148,13 +149,11 @@ def inplace(t, op_cls, *args):
             ref = (t._grad_fn._retain_refs or {}).pop(t._output_nr, None)
             if ref is not None:
                 node._retain(0, t)
-        t._grad_fn = node
-        t._output_nr = 0
-        t._requires_grad = True
+        t._set_history(node, 0)
         bump_history(t)
         return t
     # an in-place op on a view: the base's history becomes CopySlices around the op's node
-    cs = make_node(CopySlices, [edge_of(base)] + list(node.next_functions[1:]),
+    cs = make_node(CopySlices, [base._edge()] + list(node.next_functions[1:]),
                    [(base._data.shape, base._data.dtype)] + list(node._in_meta[1:]), base._device)
     cs.fn = node
     cs.idx = view_index(base._data, t._data)
@@ -162,38 +161,9 @@ def inplace(t, op_cls, *args):
     if base._retains_grad and old_fn is not None:  # the base's retained grad follows it to CopySlices
         if (old_fn._retain_refs or {}).pop(base._output_nr, None) is not None:
             cs._retain(0, base)
-    base._grad_fn = cs
-    base._output_nr = 0
-    base._requires_grad = True
+    base._set_history(cs, 0)
     bump_history(base)
     return t
-
-
-def check_inplace_allowed(t) -> None:
-    """Raise PyTorch's error when an in-place change of ``t`` cannot be recorded (grad mode on)."""
-    from .._tensor import LEAF_INPLACE_MESSAGE
-
-    base = t._base
-    if base is None:
-        if t._requires_grad and t._grad_fn is None:
-            raise RuntimeError(LEAF_INPLACE_MESSAGE)
-        return
-    k = getattr(t, "_multi_view", None)
-    if k is not None and base._requires_grad:
-        raise RuntimeError(f"Output {k} of Unbind is a view and is being modified inplace. This view is the output of "
-                           "a function that returns multiple views. Such functions do not allow the output views to "
-                           "be modified inplace. You should replace the inplace operation by an out-of-place one.")
-    if getattr(t, "_no_grad_view", False) and t._requires_grad:
-        raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
-    if base._requires_grad and base._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-
-
-NO_GRAD_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked).")
 
 
 def _rebind_saved_result(node, res, t) -> None:
@@ -202,7 +172,98 @@ def _rebind_saved_result(node, res, t) -> None:
     if not saved:
         return
     for sv in saved:
-        if sv is not None and sv.data is res._data:
+        if sv.__class__ is SavedVariable and sv.data is res._data:
             sv.data = t._data
             sv.counter = t._version_counter
             sv.version = t._version_counter[0]
+
+
+# -- the in-place-only ops ----------------------------------------------------------------------------------------
+zero_spec = defop("zero_", lambda self: as_array(array_module(self).zeros_like(self)), node="ZeroBackward0",
+                  self=lambda F, grad: F.zeros_like(grad))
+
+
+def _fill(self, value):
+    out = array_module(self).empty_like(self)
+    out[...] = value
+    return out
+
+
+fill_spec = defop("fill_", _fill, node="FillBackward2", self=lambda F, grad: F.zeros_like(grad))
+fill_tensor_spec = defop("fill_tensor_", _fill, inputs=("self", "value"), node="FillBackward3",
+                         self=lambda F, grad: F.zeros_like(grad),
+                         value=lambda F, grad: F.sum(grad))
+
+
+def _copy(self, src):
+    if src.shape != self.shape:
+        try:
+            src = array_module(self).broadcast_to(src, self.shape)
+        except ValueError:
+            raise RuntimeError(f"output with shape [{', '.join(map(str, self.shape))}] doesn't match the broadcast "
+                               f"shape [{', '.join(map(str, _bshape(self.shape, src.shape)))}]") from None
+    return src.astype(self.dtype, copy=True)
+
+
+def _bshape(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    return [max(x, y) for x, y in zip(a, b)]
+
+
+def _copy_src_grad(F, grad, src_sym_sizes):
+    return grad
+
+
+copy_spec = defop("copy_", _copy, inputs=("self", "src"), node="CopyBackwards",
+                  self=lambda F, grad: F.zeros_like(grad),
+                  src=lambda F, grad: grad)
+copy_spec.node_cls.name = lambda self: "torch::autograd::CopyBackwards"
+
+
+@public("zero_", function=False)
+def zero_(self):
+    """Fill with zeros in place (node ``ZeroBackward0``; see :func:`inplace` for the rules)."""
+    return inplace(self, zero_spec, (self,))
+
+
+@public("fill_", function=False)
+def fill_(self, value):
+    """Fill with ``value`` in place: a number gives ``FillBackward2``, a 0-d tensor ``FillBackward3`` (which
+    passes the summed gradient to the value)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        return inplace(self, fill_tensor_spec, (self, value))
+    return inplace(self, fill_spec, (self, value))
+
+
+@public("copy_", function=False)
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast, cast, moved to this device) into this storage in place (node
+    ``CopyBackwards``; the gradient flows to ``src``).
+
+    Raises ``RuntimeError`` when ``src`` does not broadcast to this shape ("doesn't match the broadcast shape"),
+    when it partly overlaps this tensor's memory, and PyTorch's other in-place errors."""
+    check_tensor("copy_", "src", src)
+    if src._device is not self._device:
+        src = src.to(self._device)
+    return inplace(self, copy_spec, (self, src))
+
+
+@public("uniform_", function=False)
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """Fill in place with uniform samples from [a, b) (used by ``nn.Linear``'s initialisation)."""
+    from .._random import uniform_array
+    return inplace(self, fill_spec, (self, self._on_device(uniform_array(self.shape, a, b, self._data.dtype,
+                                                                         generator))))
+
+
+@public("normal_", function=False)
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill in place with normal samples of the given mean and std."""
+    from .._random import normal_array
+    return inplace(self, fill_spec, (self, self._on_device(normal_array(self.shape, mean, std, self._data.dtype,
+                                                                        generator))))

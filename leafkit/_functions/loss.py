@@ -1,194 +1,248 @@
-"""Losses: ``nll_loss`` (NllLossBackward0) and ``mse_loss`` (MseLossBackward0).
+"""Losses: ``nll_loss`` (NllLossBackward0), ``mse_loss`` (MseLossBackward0) and
+``binary_cross_entropy_with_logits`` (BinaryCrossEntropyWithLogitsBackward0), with their backward ops.
 
 ``cross_entropy`` is not an operation of its own, in leafkit as in PyTorch:
 it is ``nll_loss(log_softmax(input, 1), target)``, so its graph is
 ``NllLossBackward0`` over ``LogSoftmaxBackward0``.
 
-Forward and backward work on NumPy/CuPy arrays, like every other op module.
+``reduction`` is PyTorch's enum inside the ops (0 none, 1 mean, 2 sum; what
+``grad_fn._saved_reduction`` shows); the public functions take the strings.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ._base import Op, array_module
+from .. import _dtype
+from ._base import array_module, as_array, promote
+from ._registry import defop
 
-_REDUCTIONS = ("none", "mean", "sum")
-_TARGET_WORD = {"f": "Float", "b": "Bool", "c": "ComplexFloat"}
-_INT_WORD = {1: "Char", 2: "Short", 4: "Int", 8: "Long"}
+NONE, MEAN, SUM = 0, 1, 2
+_REDUCTIONS = {"none": NONE, "mean": MEAN, "sum": SUM}
 
 
-def check_reduction(reduction) -> None:
-    """Raise PyTorch's ValueError for an unknown ``reduction``."""
+def reduction_enum(reduction) -> int:
+    """``"mean"`` -> 1 ...; PyTorch's ValueError for an unknown reduction."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
 
 
-def _dtype_word(d) -> str:
-    if d.kind == "i":
-        return _INT_WORD.get(d.itemsize, str(d))
-    if d.kind == "f":
-        return {2: "Half", 4: "Float", 8: "Double"}.get(d.itemsize, str(d))
-    return _TARGET_WORD.get(d.kind, str(d))
+def _reduce(loss, reduction):
+    xp = array_module(loss)
+    if reduction == NONE:
+        return loss
+    if reduction == SUM:
+        return as_array(xp.asarray(loss.sum(dtype=loss.dtype), dtype=loss.dtype))
+    if loss.size == 0:
+        return as_array(xp.asarray(np.nan, dtype=loss.dtype))  # the mean of nothing, without NumPy's warning
+    return as_array(xp.asarray(loss.mean(dtype=loss.dtype), dtype=loss.dtype))
 
 
-class NllLossBackward0(Op):
-    """Negative log-likelihood of integer class targets.
+# -- mse_loss --------------------------------------------------------------------------------------------------
+def _mse_loss(self, target, reduction):
+    if self.dtype != target.dtype:
+        self, target = promote(self, target)
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_dtype.word(self.dtype)}'")
+    with np.errstate(all="ignore"):  # inf - inf and overflow: nan/inf, with no warning, as in PyTorch
+        diff = self - target
+        return _reduce(diff * diff, reduction)
 
-    ``input`` holds log-probabilities, shape ``(N, C)`` (or ``(C,)`` for one
-    sample); ``target`` holds class indices, shape ``(N,)`` (or ``()``),
-    dtype int64 or uint8.  With ``reduction="mean"`` the loss is
-    ``-sum_n w[t_n] * input[n, t_n] / sum_n w[t_n]`` over the samples whose
-    target is not ``ignore_index`` (NaN when every sample is ignored, as in
-    PyTorch).  Only ``input`` gets a gradient, so the node has one input.
+
+def _mse_loss_backward(grad_output, self, target, reduction):
+    # PyTorch's kernel: norm * (self - target) * grad, with norm = 2 / numel for "mean"
+    norm = self.dtype.type(2.0 / self.size if reduction == MEAN and self.size else 2.0)
+    with np.errstate(all="ignore"):
+        return as_array((norm * (self - target) * grad_output).astype(self.dtype, copy=False))
+
+
+def _mse_double(F, g, input, reduction):
+    out = F.mul_scalar(g, 2)
+    return F.div_scalar(out, int(np.prod(input.shape))) if reduction == MEAN else out
+
+
+def _mse_double_grad_output(F, grad, grad_output, self, target, reduction):
+    if reduction == NONE:
+        return F.mse_loss_backward(grad, self, target, reduction)
+    r = F.mse_loss_backward(F.ones_like(grad_output), self, target, reduction)
+    return F.sum(r * grad)
+
+
+mse_loss_spec = defop("mse_loss", _mse_loss, inputs=("self", "target"),
+                      self=lambda F, grad, self, target, reduction: F.mse_loss_backward(grad, self, target, reduction),
+                      target=lambda F, grad, self, target, reduction: F.mse_loss_backward(grad, target, self,
+                                                                                         reduction))
+defop("mse_loss_backward", _mse_loss_backward, inputs=("grad_output", "self", "target"),
+      grad_output=_mse_double_grad_output,
+      self=lambda F, grad, grad_output, self, reduction: _mse_double(F, grad * grad_output, self, reduction),
+      target=lambda F, grad, grad_output, target, reduction: -_mse_double(F, grad * grad_output, target, reduction))
+
+
+# -- nll_loss --------------------------------------------------------------------------------------------------
+def _check_nll(self, target, weight):
+    if target.dtype != np.int64 and target.dtype != np.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype.word(target.dtype)}")
+    if self.ndim not in (1, 2):
+        raise NotImplementedError(f"leafkit's nll_loss takes input of shape (N, C) or (C,); got {self.ndim}-D input "
+                                  f"of shape {list(self.shape)} (PyTorch also takes (N, C, d1, ...))")
+    if self.ndim == 1:
+        if target.size != 1 or target.ndim > 1:
+            raise ValueError(f"Expected input batch_size (1) to match target batch_size ({target.size}).")
+    elif target.ndim != 1 or target.shape[0] != self.shape[0]:
+        n_t = target.shape[0] if target.ndim else 1
+        raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target batch_size ({n_t}).")
+    n_classes = self.shape[-1]
+    if weight is not None:
+        if weight.ndim != 1 or weight.shape[0] != n_classes:
+            raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no "
+                               f"classes but got weight tensor of shape: {list(weight.shape)}")
+        if weight.dtype != self.dtype:
+            raise RuntimeError(f"expected scalar type {_dtype.word(self.dtype)} but found {_dtype.word(weight.dtype)}")
+
+
+def _nll_rows(self, target, ignore_index):
+    """(2-D input, targets, kept-rows mask or None, targets safe to index with)."""
+    xp = array_module(self)
+    x2 = self.reshape(1, -1) if self.ndim == 1 else self
+    t = target.reshape(1) if self.ndim == 1 else target
+    t = t.astype(np.int64, copy=False)
+    n, n_classes = t.shape[0], x2.shape[1]
+    lo, hi = (int(t.min()), int(t.max())) if n else (0, -1)
+    if lo >= 0 and hi < n_classes and not lo <= ignore_index <= hi:
+        return x2, t, None, t  # the common case: every target is a valid class and none is ignored
+    keep = t != ignore_index
+    safe = xp.where(keep, t, 0)
+    bad = (safe < 0) | (safe >= n_classes)
+    if bool(bad.any()):
+        raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+    return x2, t, keep, safe
+
+
+def _nll_loss(self, target, weight, reduction, ignore_index):
+    """Negative log-likelihood of integer class targets; returns (loss, total_weight).
 
     Samples whose target is ``ignore_index`` are left out, as in PyTorch's
     kernel, not multiplied by a zero weight: a NaN or inf in an ignored row
     reaches neither the loss nor the gradient, an ignored row's loss
-    (``reduction="none"``) and gradient are ``0.``, and a batch where every
-    sample is ignored has zero gradients.
+    (``reduction="none"``) and gradient are ``0.``.
     """
-
-    _n_slots = 1
-    _names_saved = ("self", "target", "weight", "total_weight")
-
-    @staticmethod
-    def forward(ctx, x, target, weight, reduction, ignore_index):
-        check_reduction(reduction)
-        if target.dtype != np.int64 and target.dtype != np.uint8:
-            raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype_word(target.dtype)}")
-        if x.ndim not in (1, 2):
-            raise NotImplementedError(f"leafkit's nll_loss takes input of shape (N, C) or (C,); got {x.ndim}-D input "
-                                      f"of shape {list(x.shape)} (PyTorch also takes (N, C, d1, ...))")
-        xp = array_module(x)
-        unbatched = x.ndim == 1
-        if unbatched:
-            if target.size != 1 or target.ndim > 1:
-                raise ValueError(f"Expected input batch_size (1) to match target batch_size ({target.size}).")
-            x2, t = x.reshape(1, -1), target.reshape(1)
+    _check_nll(self, target, weight)
+    xp = array_module(self)
+    x2, t, keep, safe = _nll_rows(self, target, ignore_index)
+    rows = xp.arange(t.shape[0])
+    w = None if weight is None else weight[safe]
+    zero = self.dtype.type(0)
+    with np.errstate(all="ignore"):  # inf/nan inputs: PyTorch prints no warning
+        picked = x2[rows, safe]
+        if reduction == NONE and self.ndim == 2:
+            out = -picked if w is None else -picked * w
+            if keep is not None:
+                out = xp.where(keep, out, zero)  # an ignored row is 0., whatever its input holds
+            total = zero
         else:
-            if target.ndim != 1 or target.shape[0] != x.shape[0]:
-                n_t = target.shape[0] if target.ndim else 1
-                raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({n_t}).")
-            x2, t = x, target
-        n_classes = x2.shape[1]
+            # PyTorch's sum: start at 0 and subtract each kept term (so a zero loss is 0., never -0.)
+            terms = picked if w is None else picked * w
+            if keep is not None:
+                terms = terms[keep]
+            out = zero - terms.sum(dtype=self.dtype)
+            if w is None:
+                total = self.dtype.type(t.shape[0] if keep is None else int(keep.sum()))
+            else:
+                total = (w if keep is None else w[keep]).sum(dtype=self.dtype)
+            if reduction == MEAN:
+                out = out / total  # 0/0 = nan when every sample is ignored, as in PyTorch
+        out = xp.asarray(out, dtype=self.dtype)
+        if reduction != NONE or self.ndim == 1:
+            out = out.reshape(())
+    return as_array(out), as_array(xp.asarray(total, dtype=self.dtype).reshape(()))
+
+
+def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    xp = array_module(grad_output)
+    x2, t, keep, safe = _nll_rows(self, target, ignore_index)
+    rows = xp.arange(t.shape[0])
+    w = None if weight is None else weight[safe]
+    grad = xp.zeros(x2.shape, dtype=grad_output.dtype)
+    with np.errstate(all="ignore"):  # total 0 (zero weights) gives inf/nan, silently, as in PyTorch
+        if reduction == NONE:
+            vals = -grad_output.reshape(-1)
+        elif reduction == SUM:
+            vals = -grad_output
+        else:
+            vals = -(grad_output / total_weight)
+        if w is not None:
+            vals = vals * w
+    if keep is None:
+        grad[rows, safe] = vals
+    else:
+        if getattr(vals, "ndim", 0):
+            vals = vals[keep]
+        grad[rows[keep], safe[keep]] = vals  # the ignored rows stay 0.
+    return grad.reshape(self.shape)
+
+
+nll_loss_spec = defop(
+    "nll_loss_forward", _nll_loss, inputs=("self", "target", "weight"), nondiff=("target",),
+    not_differentiable=("weight",), outputs=("result", "total_weight"), nondiff_outputs=("total_weight",),
+    node="NllLossBackward0",
+    self=lambda F, grad, self, target, weight, reduction, ignore_index, total_weight: F.nll_loss_backward(
+        grad, self, target, weight, total_weight, reduction, ignore_index))
+defop("nll_loss_backward",
+      lambda grad_output, self, target, weight, total_weight, reduction, ignore_index: _nll_loss_backward(
+          grad_output, self, target, weight, reduction, ignore_index, total_weight),
+      inputs=("grad_output", "self", "target", "weight", "total_weight"), nondiff=("target", "weight", "total_weight"),
+      grad_output=lambda F, grad, target, weight, reduction, ignore_index: F.nll_loss_forward(
+          grad, target, weight, reduction, ignore_index)[0],
+      self=lambda F, grad: F.zeros_like(grad))
+
+
+# -- binary_cross_entropy_with_logits ---------------------------------------------------------------------------------
+def _log_sigmoid(x):
+    xp = array_module(x)
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _bce_with_logits(self, target, weight, pos_weight, reduction):
+    if self.shape != target.shape:
+        raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size ({list(self.shape)})")
+    with np.errstate(all="ignore"):
+        ls = _log_sigmoid(self)
+        if pos_weight is not None:
+            ls = ls * ((pos_weight - 1) * target + 1)
+        loss = (1 - target) * self - ls
         if weight is not None:
-            if weight.ndim != 1 or weight.shape[0] != n_classes:
-                raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no "
-                                   f"classes but got weight tensor of shape: {list(weight.shape)}")
-            if weight.dtype != x.dtype:
-                raise RuntimeError(f"expected scalar type {_dtype_word(x.dtype)} but found "
-                                   f"{_dtype_word(weight.dtype)}")
-        t = t.astype(np.int64, copy=False)
-        n = t.shape[0]
-        lo, hi = (int(t.min()), int(t.max())) if n else (0, -1)
-        if lo >= 0 and hi < n_classes and not lo <= ignore_index <= hi:
-            # the common case, two reductions: every target is a valid class and none is ignored
-            keep, safe = None, t
-        else:
-            keep = t != ignore_index
-            safe = xp.where(keep, t, 0)
-            bad = (safe < 0) | (safe >= n_classes)
-            if bool(bad.any()):
-                raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
-        rows = xp.arange(n)
-        w = None if weight is None else weight[safe]
-        zero = x.dtype.type(0)
-        with np.errstate(all="ignore"):  # inf/nan inputs: PyTorch prints no warning
-            picked = x2[rows, safe]
-            if reduction == "none" and not unbatched:
-                out = -picked if w is None else -picked * w
-                if keep is not None:
-                    out = xp.where(keep, out, zero)  # an ignored row is 0., whatever its input holds
-                total = zero
-            else:
-                # PyTorch's sum: start at 0 and subtract each kept term (so a zero loss is 0., never -0.)
-                terms = picked if w is None else picked * w
-                if keep is not None:
-                    terms = terms[keep]
-                out = zero - terms.sum(dtype=x.dtype)
-                if w is None:
-                    total = x.dtype.type(n if keep is None else int(keep.sum()))
-                else:
-                    total = (w if keep is None else w[keep]).sum(dtype=x.dtype)
-                if reduction == "mean":
-                    out = out / total  # 0/0 = nan when every sample is ignored, as in PyTorch
-            out = xp.asarray(out, dtype=x.dtype)
-            if reduction != "none" or unbatched:
-                out = out.reshape(())
-        total = xp.asarray(total, dtype=x.dtype).reshape(())
-        ctx.meta = (x.shape, rows, safe, keep, w, reduction, total)
-        ctx.save_for_backward(x, target, weight, total)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        ctx.saved_tensors  # noqa: B018  (raises once the graph was freed)
-        shape, rows, safe, keep, w, reduction, total = ctx.meta
-        xp = array_module(g)
-        n_classes = shape[-1]
-        grad = xp.zeros((rows.shape[0], n_classes), dtype=g.dtype)
-        with np.errstate(all="ignore"):  # total 0 (zero weights) gives inf/nan, silently, as in PyTorch
-            if reduction == "none":
-                vals = -g.reshape(-1)
-            elif reduction == "sum":
-                vals = -g
-            else:
-                vals = -(g / total)
-            if w is not None:
-                vals = vals * w
-        if keep is None:
-            grad[rows, safe] = vals
-        else:
-            # only the kept rows get a value; the ignored rows stay 0.
-            if vals.ndim:
-                vals = vals[keep]
-            grad[rows[keep], safe[keep]] = vals
-        return grad.reshape(shape), None, None, None, None
+            loss = loss * weight
+        return _reduce(as_array(loss.astype(self.dtype, copy=False)), reduction)
 
 
-class MseLossBackward0(Op):
-    """Mean squared error ``(input - target) ** 2``, reduced by ``"mean"``, ``"sum"`` or ``"none"``.
+def _bce_self(F, grad, self, target, weight, pos_weight, reduction):
+    if pos_weight is not None:
+        t = pos_weight * target
+        g = (t + 1 - target) * F.sigmoid(self) - t
+    else:
+        g = F.sigmoid(self) - target
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    if reduction == MEAN:
+        g = F.div_scalar(g, int(np.prod(self.shape)))
+    return g
 
-    Both arguments are inputs of the node (the target may require grad too);
-    they arrive broadcast to one shape by :func:`leafkit.nn.functional.mse_loss`.
-    """
 
-    _n_slots = 2
-    _names_saved = ("self", "target")
+def _bce_target(F, grad, self, target, weight, pos_weight, reduction):
+    if pos_weight is not None:
+        g = (F.log_sigmoid(-self) - F.log_sigmoid(self) * pos_weight) * grad
+    else:
+        g = -self * grad
+    if weight is not None:
+        g = g * weight
+    if reduction == MEAN:
+        g = F.div_scalar(g, int(np.prod(target.shape)))
+    return g
 
-    @staticmethod
-    def forward(ctx, x, target, reduction):
-        check_reduction(reduction)
-        if x.dtype != target.dtype:
-            from ._base import promote
-            x, target = promote(x, target)
-        if x.dtype.kind != "f":
-            raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_dtype_word(x.dtype)}'")
-        xp = array_module(x)
-        with np.errstate(all="ignore"):  # inf - inf and overflow: nan/inf, with no warning, as in PyTorch
-            diff = x - target
-            sq = diff * diff
-            ctx.save_for_backward(diff)
-            ctx.reduction = reduction
-            if reduction == "none":
-                return sq
-            if reduction == "sum":
-                out = sq.sum(dtype=x.dtype)
-            elif sq.size == 0:
-                out = np.nan  # the mean of nothing (NumPy would warn "Mean of empty slice")
-            else:
-                out = sq.mean(dtype=x.dtype)
-        return xp.asarray(out, dtype=x.dtype).reshape(())
 
-    @staticmethod
-    def backward(ctx, g):
-        (diff,) = ctx.saved_tensors
-        # PyTorch's kernel: norm * (a - b) * grad, with norm = 2 / numel for "mean"; the
-        # target's gradient is the same with a and b swapped (0 - diff is target - input,
-        # including the sign of a zero: 0., not -0.)
-        norm = diff.dtype.type(2.0 / diff.size if ctx.reduction == "mean" and diff.size else 2.0)
-        n = ctx.needs_input_grad
-        with np.errstate(all="ignore"):
-            gx = (norm * diff * g).astype(diff.dtype, copy=False) if n[0] else None
-            gt = (norm * (diff.dtype.type(0) - diff) * g).astype(diff.dtype, copy=False) if n[1] else None
-        return gx, gt, None
+bce_with_logits_spec = defop(
+    "binary_cross_entropy_with_logits", _bce_with_logits, inputs=("self", "target", "weight", "pos_weight"),
+    not_differentiable=("weight", "pos_weight"), self=_bce_self, target=_bce_target)
+defop("log_sigmoid", lambda self: as_array(_log_sigmoid(self)), node="LogSigmoidBackward0",
+      self=lambda F, grad, self: grad * F.sigmoid(-self))

@@ -1,73 +1,46 @@
-"""Reductions: sum, mean, max/min (whole tensor or along a dim), softmax, log_softmax."""
+"""Reductions: sum, mean, max/min (all elements or along a dim), norm, softmax, log_softmax; scatter and gather.
+
+Formulas follow PyTorch's: the gradient of ``sum`` is ``grad.expand(sizes)``
+(``ExpandBackward0``), of ``mean`` that divided by the count
+(``DivBackward1``), of a whole-tensor ``max`` the gradient shared evenly
+among the tied elements (``MaskedFillBackward1``), of ``max(dim)`` the
+gradient scattered to the chosen indices (``ScatterBackward0``).
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from ._base import Op, array_module, as_array, zeros_like_module
+from .. import return_types
+from .._tensor import Tensor
+from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims
+from ._registry import apply, defop, public
 
 
-def _dims(dim, ndim):
-    if dim is None:
-        return None
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    if not dims:  # PyTorch: an empty dim list reduces over every dimension
-        return tuple(range(ndim)) if ndim else None
-    out = []
-    for d in dims:
-        if not -max(ndim, 1) <= d < max(ndim, 1):
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
-                             f"{max(ndim, 1) - 1}], but got {d})")
-        if d % max(ndim, 1) in out:
-            raise RuntimeError(f"dim {d % max(ndim, 1)} appears multiple times in the list of dims")
-        out.append(d % max(ndim, 1))
-    return tuple(out) if ndim else None
+def _unsqueeze_multiple(F, grad, dim, keepdim):
+    if not keepdim:
+        for d in sorted(dim):
+            grad = F.unsqueeze(grad, d)
+    return grad
 
 
-def _expand_back(g, shape, dims, keepdim):
-    """Broadcast a reduced gradient back over ``shape``."""
-    if dims is not None and not keepdim:
-        for d in sorted(dims):
-            g = np.expand_dims(g, d)
-    return np.broadcast_to(g, shape)
+def _sum_dtype(a):
+    return np.int64 if a.dtype.kind in "biu" else None
 
 
-class SumBackward0(Op):
-    """Sum of all elements."""
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.shape = a.shape
-        dt = np.int64 if a.dtype.kind in "biu" else None
-        return as_array(a.sum(dtype=dt))
-
-    @staticmethod
-    def backward(ctx, g):
-        return np.broadcast_to(g, ctx.shape)
-
-
-class SumBackward1(Op):
-    """Sum along ``dim`` (``keepdim`` keeps it with size 1)."""
-
-    @staticmethod
-    def forward(ctx, a, dim, keepdim=False):
-        dims = _dims(dim, a.ndim)
-        ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        dt = np.int64 if a.dtype.kind in "biu" else None
-        return as_array(a.sum(axis=dims, keepdims=keepdim, dtype=dt))
-
-    @staticmethod
-    def backward(ctx, g):
-        return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim), None, None
+sum_spec = defop("sum", lambda self: as_array(self.sum(dtype=_sum_dtype(self))),
+                 self=lambda F, grad, self_sym_sizes: F.expand(grad, self_sym_sizes))
+sum_dim_spec = defop(
+    "sum_dim", lambda self, dim, keepdim=False: as_array(self.sum(axis=dim, keepdims=keepdim, dtype=_sum_dtype(self))),
+    node="SumBackward1",
+    self=lambda F, grad, self_sym_sizes, dim, keepdim: F.expand(_unsqueeze_multiple(F, grad, dim, keepdim),
+                                                                self_sym_sizes))
 
 
 def _need_float(a, name):
     if a.dtype.kind != "f":
+        word = {"i": "Long", "b": "Bool", "u": "Byte"}.get(a.dtype.kind, str(a.dtype))
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_pretty(a.dtype)}")
-
-
-def _pretty(d):
-    return {"i": "Long", "b": "Bool", "u": "Byte"}.get(d.kind, str(d))
+                           f"complex dtype. Got: {word}")
 
 
 def _acc(a):
@@ -75,158 +48,328 @@ def _acc(a):
     return np.float32 if a.dtype == np.float16 else a.dtype
 
 
-class MeanBackward0(Op):
-    """Mean of all elements (floating tensors only, as in PyTorch)."""
-
-    @staticmethod
-    def forward(ctx, a):
-        _need_float(a, "mean")
-        ctx.shape = a.shape
-        with np.errstate(all="ignore"):  # the mean of nothing is nan, silently, as in PyTorch
-            return as_array(a.mean(dtype=_acc(a)).astype(a.dtype))
-
-    @staticmethod
-    def backward(ctx, g):
-        n = max(int(np.prod(ctx.shape)), 1)
-        return np.broadcast_to(g / n, ctx.shape)
+def _mean(self):
+    _need_float(self, "mean")
+    with np.errstate(all="ignore"):  # the mean of nothing is nan, silently, as in PyTorch
+        return as_array(self.mean(dtype=_acc(self)).astype(self.dtype))
 
 
-class MeanBackward1(Op):
-    """Mean along ``dim``."""
-
-    @staticmethod
-    def forward(ctx, a, dim, keepdim=False):
-        _need_float(a, "mean")
-        dims = _dims(dim, a.ndim)
-        ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
-        with np.errstate(all="ignore"):
-            return as_array(a.mean(axis=dims, keepdims=keepdim, dtype=_acc(a)).astype(a.dtype))
-
-    @staticmethod
-    def backward(ctx, g):
-        n = int(np.prod([ctx.shape[d] for d in ctx.dims])) if ctx.dims else max(int(np.prod(ctx.shape)), 1)
-        return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None
+def _mean_dim(self, dim, keepdim=False):
+    _need_float(self, "mean")
+    with np.errstate(all="ignore"):
+        return as_array(self.mean(axis=dim, keepdims=keepdim, dtype=_acc(self)).astype(self.dtype))
 
 
-class _ExtremumAll(Op):
-    """max()/min() of all elements: the gradient is shared evenly among ties, as in PyTorch."""
-
-    _fn = None
-    _names_saved = ("self", "result")
-
-    @classmethod
-    def forward(cls, ctx, a):
-        if a.size == 0:
-            raise RuntimeError(f"{cls._fn.__name__}(): Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        out = as_array(cls._fn(a))
-        ctx.save_for_backward(a, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        a, out = ctx.saved_tensors
-        mask = (a == out) | (np.isnan(a) & np.isnan(out))  # a NaN maximum takes the gradient, as in PyTorch
-        return g * mask / mask.sum()
+mean_spec = defop("mean", _mean,
+                  self=lambda F, grad, self_sym_sizes, self_sym_numel: F.div_scalar(F.expand(grad, self_sym_sizes),
+                                                                                    self_sym_numel))
+mean_dim_spec = defop(
+    "mean_dim", _mean_dim, node="MeanBackward1",
+    self=lambda F, grad, self_sym_sizes, dim, keepdim: F.div_scalar(
+        F.expand(_unsqueeze_multiple(F, grad, dim, keepdim), self_sym_sizes),
+        int(np.prod([self_sym_sizes[d] for d in dim])) if dim else 1))
 
 
-class MaxBackward1(_ExtremumAll):
-    _fn = staticmethod(np.max)
+@public("sum")
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
+    """Sum of all elements (``SumBackward0``, a 0-d tensor) or along ``dim`` (an int or tuple;
+    ``SumBackward1``), keeping reduced dims of size 1 when ``keepdim``.  Integer and bool input sums to int64.
+
+    Raises ``IndexError`` for a dim out of range, ``RuntimeError`` for a repeated dim."""
+    check_tensor("sum", "input", input)
+    src = input.to(dtype) if dtype is not None else input
+    if dim is None:
+        return apply(sum_spec, (src,))
+    return apply(sum_dim_spec, (src, _dims(dim, src._data.ndim), bool(keepdim)))
 
 
-class MinBackward1(_ExtremumAll):
-    _fn = staticmethod(np.min)
+@public("mean")
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of all elements (``MeanBackward0``) or along ``dim`` (``MeanBackward1``).
+
+    Raises ``RuntimeError`` for integer input ("Input dtype must be either a floating point"), as PyTorch does."""
+    check_tensor("mean", "input", input)
+    src = input.to(dtype) if dtype is not None else input
+    if dim is None:
+        return apply(mean_spec, (src,))
+    return apply(mean_dim_spec, (src, _dims(dim, src._data.ndim), bool(keepdim)))
 
 
-class _ExtremumDim(Op):
-    """max(dim)/min(dim): values and indices; the gradient goes to the chosen index."""
-
-    _arg = None
-    _fn = None
-    _names_saved = ("indices",)
-
-    @classmethod
-    def forward(cls, ctx, a, dim, keepdim=False):
-        (d,) = _dims(dim, a.ndim) or (0,)
-        if a.ndim and a.shape[d] == 0:
-            raise IndexError(f"{cls.__name__[:3].lower()}(): Expected reduction dim {d} to have non-zero size.")
-        idx = as_array(cls._arg(a, axis=d, keepdims=True)) if a.ndim else array_module(a).asarray(0)
-        vals = np.take_along_axis(a, idx, axis=d) if a.ndim else a.copy()
-        if not keepdim and a.ndim:
-            idx, vals = np.squeeze(idx, d), np.squeeze(vals, d)
-        ctx.shape, ctx.dim, ctx.keepdim = a.shape, d, keepdim
-        ctx.save_for_backward(idx)
-        idx = idx.astype(np.int64)
-        ctx.mark_non_differentiable(idx)
-        return as_array(vals), idx
-
-    @staticmethod
-    def backward(ctx, g, g_idx):
-        (idx,) = ctx.saved_tensors
-        if not ctx.shape:
-            return g, None, None
-        d = ctx.dim
-        if not ctx.keepdim:
-            g, idx = np.expand_dims(g, d), np.expand_dims(idx, d)
-        out = zeros_like_module(ctx.shape, g)
-        array_module(g).put_along_axis(out, idx, g, axis=d)
-        return out, None, None
+# -- max / min ----------------------------------------------------------------------------------------------------
+def _evenly_distribute(F, grad, self, result):
+    """PyTorch's evenly_distribute_backward: tied extremes share the gradient."""
+    mask = F.isnan(self) if F.isnan_item(result) else (self == result)
+    return F.masked_fill_tensor(F.new_zeros(tuple(self.shape), grad), mask, grad / F.sum(mask))
 
 
-class MaxBackward0(_ExtremumDim):
-    _arg = staticmethod(np.argmax)
+def _extremum_all(np_fn, name):
+    def forward(self):
+        if self.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                               "reduction dim with the 'dim' argument.")
+        return as_array(np_fn(self))
+    return forward
 
 
-class MinBackward0(_ExtremumDim):
-    _arg = staticmethod(np.argmin)
+max_spec = defop("max", _extremum_all(np.max, "max"), node="MaxBackward1", self=_evenly_distribute)
+min_spec = defop("min", _extremum_all(np.min, "min"), node="MinBackward1", self=_evenly_distribute)
 
 
+def _value_selecting_backward(F, grad, dim, indices, self_sym_sizes, keepdim):
+    if not self_sym_sizes:
+        return grad
+    if not keepdim:
+        grad, indices = F.unsqueeze(grad, dim), F.unsqueeze(indices, dim)
+    return F.scatter(F.new_zeros(self_sym_sizes, grad), indices, grad, dim)
+
+
+def _extremum_dim(arg_fn, name):
+    def forward(self, dim, keepdim=False):
+        xp = array_module(self)
+        if self.ndim and self.shape[dim] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+        if not self.ndim:
+            return self.copy(), xp.asarray(0, dtype=np.int64)
+        idx = as_array(arg_fn(self, axis=dim, keepdims=True))
+        vals = xp.take_along_axis(self, idx, axis=dim)
+        if not keepdim:
+            idx, vals = xp.squeeze(idx, dim), xp.squeeze(vals, dim)
+        return as_array(vals), as_array(idx.astype(np.int64))
+    return forward
+
+
+max_dim_spec = defop("max_dim", _extremum_dim(np.argmax, "max"), node="MaxBackward0", outputs=("values", "indices"),
+                     nondiff_outputs=("indices",), self=_value_selecting_backward)
+min_dim_spec = defop("min_dim", _extremum_dim(np.argmin, "min"), node="MinBackward0", outputs=("values", "indices"),
+                     nondiff_outputs=("indices",), self=_value_selecting_backward)
+
+
+def _extremum(spec_all, spec_dim, result_type, name):
+    def fn(input, dim=None, keepdim=False):
+        check_tensor(name, "input", input)
+        if isinstance(dim, Tensor):
+            from .elementwise import maximum, minimum
+            return (maximum if name == "max" else minimum)(input, dim)
+        if dim is None:
+            return apply(spec_all, (input,))
+        return result_type(apply(spec_dim, (input, _dim(dim, input._data.ndim), bool(keepdim))))
+    fn.__name__ = name
+    fn.__doc__ = (f"Whole-tensor {name} (``{spec_all.node_cls.__name__}``, a 0-d tensor; tied elements share the "
+                  f"gradient evenly), or with ``dim`` a ``(values, indices)`` named tuple "
+                  f"(``{spec_dim.node_cls.__name__}``; indices are int64 and never require grad).  With a tensor "
+                  f"as second argument, the elementwise {name}imum.")
+    return fn
+
+
+public("max")(_extremum(max_spec, max_dim_spec, return_types.max, "max"))
+public("min")(_extremum(min_spec, min_dim_spec, return_types.min, "min"))
+
+
+def _arg_extremum(np_fn, name):
+    def fn(input, dim=None, keepdim=False):
+        check_tensor(name, "input", input)
+        d = input._data
+        if dim is None:
+            if d.size == 0:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            return Tensor._make(as_array(np_fn(d)).astype(np.int64), input._device)
+        axis = _dim(dim, d.ndim)
+        if d.ndim and d.shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+        out = np_fn(d, axis=axis) if d.ndim else np_fn(d)
+        if keepdim and d.ndim:
+            out = array_module(d).expand_dims(out, axis)
+        return Tensor._make(as_array(out).astype(np.int64), input._device)
+    fn.__name__ = name
+    fn.__doc__ = f"Index of the {name[3:]}imum element (flattened, or along ``dim``) as an int64 tensor; not " \
+                 "differentiable."
+    return fn
+
+
+public("argmax")(_arg_extremum(np.argmax, "argmax"))
+public("argmin")(_arg_extremum(np.argmin, "argmin"))
+
+
+# -- scatter / gather ---------------------------------------------------------------------------------------------
+def _scatter(self, dim, index, src):
+    out = self.copy()
+    array_module(self).put_along_axis(out, index, src if hasattr(src, "shape") else self.dtype.type(src), axis=dim)
+    return out
+
+
+def _gather(self, dim, index):
+    return as_array(array_module(self).take_along_axis(self, index, axis=dim))
+
+
+def _scatter_add(self, dim, index, src):
+    out = self.copy()
+    xp = array_module(self)
+    idx = list(xp.indices(index.shape, sparse=True))
+    idx[dim] = index
+    xp.add.at(out, tuple(idx), src)
+    return out
+
+
+scatter_spec = defop("scatter", lambda self, index, src, dim: _scatter(self, dim, index, src),
+                     inputs=("self", "index", "src"), nondiff=("index",), node="ScatterBackward0",
+                     self=lambda F, grad, dim, index: F.scatter_value(grad, index, 0.0, dim),
+                     src=lambda F, grad, dim, index: F.gather(grad, index, dim))
+scatter_value_spec = defop("scatter_value", lambda self, index, value, dim: _scatter(self, dim, index, value),
+                           inputs=("self", "index"), nondiff=("index",), node="ScatterBackward1",
+                           self=lambda F, grad, dim, index: F.scatter_value(grad, index, 0.0, dim))
+gather_spec = defop("gather", lambda self, index, dim: _gather(self, dim, index), inputs=("self", "index"),
+                    nondiff=("index",),
+                    self=lambda F, grad, self_sym_sizes, dim, index: F.scatter_add(F.new_zeros(self_sym_sizes, grad),
+                                                                                   index, grad, dim))
+scatter_add_spec = defop("scatter_add", lambda self, index, src, dim: _scatter_add(self, dim, index, src),
+                         inputs=("self", "index", "src"), nondiff=("index",),
+                         self=lambda F, grad: grad,
+                         src=lambda F, grad, dim, index: F.gather(grad, index, dim))
+
+
+def _index_arg(index, name):
+    check_tensor(name, "index", index, 3)
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    return index
+
+
+@public("scatter")
+def scatter(input, dim, index, src=None, *, value=None):
+    """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``
+    (``ScatterBackward0`` / ``ScatterBackward1``)."""
+    check_tensor("scatter", "input", input)
+    d = _dim(dim, input._data.ndim)
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        return apply(scatter_spec, (input, _index_arg(index, "scatter"), src, d))
+    return apply(scatter_value_spec, (input, _index_arg(index, "scatter"), src, d))
+
+
+@public("gather")
+def gather(input, dim, index):
+    """The elements of ``input`` at ``index`` along ``dim`` (``GatherBackward0``)."""
+    check_tensor("gather", "input", input)
+    return apply(gather_spec, (input, _index_arg(index, "gather"), _dim(dim, input._data.ndim)))
+
+
+@public("scatter_add")
+def scatter_add(input, dim, index, src):
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (``ScatterAddBackward0``)."""
+    check_tensor("scatter_add", "input", input)
+    return apply(scatter_add_spec, (input, _index_arg(index, "scatter_add"), src, _dim(dim, input._data.ndim)))
+
+
+# -- norm ------------------------------------------------------------------------------------------------------------
+def _vector_norm(self, ord, dim, keepdim):
+    if self.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{ {'i': 'Long', 'b': 'Bool'}.get(self.dtype.kind, str(self.dtype)) }")
+    xp = array_module(self)
+    a = xp.abs(self)
+    with np.errstate(all="ignore"):
+        if ord == 2:
+            out = xp.sqrt((a * a).sum(axis=dim, keepdims=keepdim))
+        elif ord == 1:
+            out = a.sum(axis=dim, keepdims=keepdim)
+        elif ord == float("inf"):
+            out = a.max(axis=dim, keepdims=keepdim)
+        else:
+            out = (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
+    return as_array(out.astype(self.dtype))
+
+
+def _norm_backward(F, grad, self, ord, result, dim, keepdim):
+    if not keepdim and dim:
+        for d in sorted(dim):
+            grad, result = F.unsqueeze(grad, d), F.unsqueeze(result, d)
+    if ord == 2:
+        return self * F.masked_fill(grad / result, result == 0, 0)
+    if ord == 1:
+        return F.sgn(self) * grad
+    raise NotImplementedError(f"leafkit differentiates vector norms of order 1 and 2, not {ord}")
+
+
+norm_spec = defop("linalg_vector_norm", _vector_norm, self=_norm_backward)
+
+
+@public("norm")
+def norm(input, p=2, dim=None, keepdim=False, dtype=None):
+    """The vector p-norm over all elements or along ``dim`` (``LinalgVectorNormBackward0``); ``p`` 1 or 2 (and
+    ``inf`` without gradient).  The gradient of the 2-norm at zero is zero, as in PyTorch."""
+    check_tensor("norm", "input", input)
+    if p == "fro":
+        p = 2
+    src = input.to(dtype) if dtype is not None else input
+    return apply(norm_spec, (src, float(p) if p not in (1, 2) else p, _dims(dim, src._data.ndim) if dim is not None
+                             else None, bool(keepdim)))
+
+
+# -- softmax / log_softmax -----------------------------------------------------------------------------------------
 def _softmax_dtype(a, name):
     if a.dtype.kind != "f":
         word = {"i": "Long", "b": "Bool", "u": "Byte"}.get(a.dtype.kind, str(a.dtype))
         raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{word}'")
 
 
-class SoftmaxBackward0(Op):
-    """``softmax(a, dim)``, computed stably (the max is subtracted first)."""
-
-    _names_saved = ("result",)
-
-    @staticmethod
-    def forward(ctx, a, dim):
-        _softmax_dtype(a, "softmax")
-        (d,) = _dims(dim, a.ndim) or (None,)
-        with np.errstate(all="ignore"):  # inf/nan logits give nan quietly, as in PyTorch
-            z = a - a.max(axis=d, keepdims=True)
-            e = np.exp(z)
-            out = e / e.sum(axis=d, keepdims=True)
-        ctx.save_for_backward(out)
-        ctx.dim = d
-        return as_array(out)
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return out * (g - (g * out).sum(axis=ctx.dim, keepdims=True)), None
+def _softmax(self, dim):
+    _softmax_dtype(self, "softmax")
+    d = dim if self.ndim else None
+    with np.errstate(all="ignore"):  # inf/nan logits give nan quietly, as in PyTorch
+        z = self - self.max(axis=d, keepdims=True)
+        e = np.exp(z)
+        return as_array(e / e.sum(axis=d, keepdims=True))
 
 
-class LogSoftmaxBackward0(Op):
-    """``log_softmax(a, dim)`` = ``a - logsumexp(a)``, stable for logits of 1e4 and beyond."""
+def _log_softmax(self, dim):
+    _softmax_dtype(self, "log_softmax")
+    d = dim if self.ndim else None
+    with np.errstate(all="ignore"):
+        z = self - self.max(axis=d, keepdims=True)
+        return as_array(z - np.log(np.exp(z).sum(axis=d, keepdims=True)))
 
-    _names_saved = ("result",)
 
-    @staticmethod
-    def forward(ctx, a, dim):
-        _softmax_dtype(a, "log_softmax")
-        (d,) = _dims(dim, a.ndim) or (None,)
-        with np.errstate(all="ignore"):
-            z = a - a.max(axis=d, keepdims=True)
-            out = z - np.log(np.exp(z).sum(axis=d, keepdims=True))
-        ctx.save_for_backward(out)
-        ctx.dim = d
-        return as_array(out)
+softmax_spec = defop("softmax", _softmax, node="SoftmaxBackward0",
+                     self=lambda F, grad, result, dim, self_scalar_type: F.softmax_backward_data(
+                         grad, result, dim, self_scalar_type))
+log_softmax_spec = defop("log_softmax", _log_softmax, node="LogSoftmaxBackward0",
+                         self=lambda F, grad, result, dim, self_scalar_type: F.log_softmax_backward_data(
+                             grad, result, dim, self_scalar_type))
 
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g - np.exp(out) * g.sum(axis=ctx.dim, keepdims=True), None
+
+def _sdim(x, dim):
+    return dim if len(x.shape) else ()
+
+
+defop("softmax_backward_data",
+      lambda grad_output, output, dim, input_dtype: as_array(
+          output * (grad_output - (grad_output * output).sum(axis=dim if output.ndim else None, keepdims=True))),
+      inputs=("grad_output", "output"), node="SoftmaxBackwardDataBackward0",
+      grad_output=lambda F, grad, output, dim, input_dtype: F.softmax_backward_data(grad, output, dim, input_dtype),
+      output=lambda F, grad, grad_output, dim, output: (
+          grad_output * grad - F.sum_dim(output * grad_output, _sdim(output, dim), True) * grad
+          - grad_output * F.sum_dim(output * grad, _sdim(output, dim), True)))
+defop("log_softmax_backward_data",
+      lambda grad_output, output, dim, input_dtype: as_array(
+          grad_output - np.exp(output) * grad_output.sum(axis=dim if output.ndim else None, keepdims=True)),
+      inputs=("grad_output", "output"), node="LogSoftmaxBackwardDataBackward0",
+      grad_output=lambda F, grad, output, dim: grad - F.sum_dim(grad * F.exp(output), _sdim(output, dim), True),
+      output=lambda F, grad, grad_output, dim, output: -F.sum_dim(grad_output, _sdim(output, dim), True)
+      * F.exp(output) * grad)
+
+
+@public("softmax")
+def softmax(input, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim``, computed stably (``SoftmaxBackward0``)."""
+    check_tensor("softmax", "input", input)
+    src = input.to(dtype) if dtype is not None else input
+    return apply(softmax_spec, (src, _dim(dim, src._data.ndim)))
+
+
+@public("log_softmax")
+def log_softmax(input, dim, dtype=None):
+    """x - logsumexp(x) along ``dim``, stable for very large logits (``LogSoftmaxBackward0``)."""
+    check_tensor("log_softmax", "input", input)
+    src = input.to(dtype) if dtype is not None else input
+    return apply(log_softmax_spec, (src, _dim(dim, src._data.ndim)))

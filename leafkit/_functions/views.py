@@ -13,19 +13,23 @@ Three nodes, named as PyTorch names them:
     base.  The base's new ``grad_fn`` is a ``CopySlices`` that wraps the op's
     node: inside the view's region the gradient goes through the op, outside
     it passes unchanged to the base's old history.
-``IndexPutBackward0``
-    ``b[index_tensor] = values`` with advanced indices.
+``Invalid``
+    The ``grad_fn`` of a view made under ``no_grad`` whose base was later
+    changed in place with grad mode on: PyTorch forbids using it.
 
 The geometry of a view inside its base is a flat index array
 (:func:`view_index`), computed from the arrays' addresses and strides, so any
-chain of views (slices, transposes, selects, expands) is covered.
+chain of views (slices, transposes, selects, expands) is covered.  The
+backward of both nodes is written against the namespace ``F``, so it is
+recorded too when ``create_graph=True``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..autograd.graph import Node
-from ._base import Op, array_module
+from .._tensor import NO_GRAD_VIEW_BASE_CHANGED, Tensor
+from ._base import array_module
 
 
 def _addresses(arr):
@@ -76,21 +80,6 @@ def _ptr(arr) -> int:
     return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else int(arr.data.ptr)
 
 
-def _zeros(shape, like):
-    return array_module(like).zeros(shape, dtype=like.dtype)
-
-
-def _scatter_add(flat_size, idx, g):
-    xp = array_module(g)
-    out = xp.zeros(flat_size, dtype=g.dtype)
-    if xp is np:
-        np.add.at(out, idx.reshape(-1), g.reshape(-1))
-    else:
-        import cupyx
-        cupyx.scatter_add(out, xp.asarray(idx.reshape(-1)), g.reshape(-1))
-    return out
-
-
 def make_node(cls, edges, meta, device):
     """A graph node built directly (no forward run): ``edges`` are its next_functions, ``meta`` its input metadata."""
     node = cls.__new__(cls)
@@ -102,78 +91,64 @@ def make_node(cls, edges, meta, device):
     return node
 
 
-def edge_of(t):
-    """The (node, output_nr) pair that receives ``t``'s gradient, or (None, 0)."""
-    if not t._requires_grad:
-        return (None, 0)
-    fn = t._grad_fn
-    return (fn, t._output_nr) if fn is not None else (t._get_accumulator(), 0)
+def _scatter_into(F, g, idx, base_shape):
+    """Zeros of ``base_shape`` with ``g`` added at the flat positions ``idx`` (repeats add up)."""
+    flat_shape = (int(np.prod(base_shape)),)
+    return F.reshape(F.index_put_flat(F.new_zeros(flat_shape, g), idx, F.reshape(g, (-1,)), True), base_shape)
 
 
-class AsStridedBackward0(Op):
+class AsStridedBackward0(Node):
     """A view regenerated over its base's current history; backward scatters into the base's shape."""
 
-    @staticmethod
-    def backward(ctx, g):
-        out = _scatter_add(int(np.prod(ctx.base_shape)), ctx.idx, g)
-        return (out.reshape(ctx.base_shape),)
+    def _backward(self, grads, F):
+        return [_scatter_into(F, grads[0], self.idx, self.base_shape)]
 
 
-class CopySlices(Op):
-    """The base's node after an in-place op on one of its views (wraps that op's node ``ctx.fn``)."""
+class CopySlices(Node):
+    """The base's node after an in-place op on one of its views (wraps that op's node ``fn``)."""
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
 
     def _release(self) -> None:
         self.fn._release()
-        Op._release(self)
+        Node._release(self)
 
-    @staticmethod
-    def backward(ctx, g):
-        flat = g.reshape(-1)
-        idx = ctx.idx.reshape(-1)
-        res = ctx.fn._backward([flat[idx].reshape(ctx.idx.shape)])
-        out = flat.copy()  # outside the view's region the gradient passes to the base's old history
-        if res[0] is None:
-            out[idx] = 0
-        else:
-            r0 = res[0]
-            if r0.shape != ctx.idx.shape:
-                from ..autograd.engine import sum_to_shape
-                r0 = sum_to_shape(r0, ctx.idx.shape)
-            out[idx] = r0.reshape(-1)
-        return (out.reshape(g.shape), *res[1:])
+    @property
+    def _had_saved(self):
+        return self.fn._had_saved
+
+    def _backward(self, grads, F):
+        g = grads[0]
+        idx = self.idx
+        region = F.reshape(F.index_flat(F.reshape(g, (-1,)), idx), idx.shape)
+        res = self.fn._backward([region], F)
+        r0 = res[0]
+        if r0 is None:
+            r0 = F.zeros_like(region)
+        elif tuple(r0.shape) != idx.shape:
+            r0 = F.sum_to(r0, idx.shape)
+        # outside the view's region the gradient passes to the base's old history unchanged
+        out = F.index_put_flat(F.reshape(g, (-1,)), idx, F.reshape(r0, (-1,)), False)
+        return [F.reshape(out, tuple(g.shape)), *res[1:]]
 
 
-class IndexPutBackward0(Op):
-    """``a[key] = values`` with advanced indices: values replace; the replaced elements get no gradient."""
+class Invalid(Node):
+    """The grad_fn of a view made under no_grad whose base later changed in place with grad mode on."""
 
-    _n_slots = 2
+    def _backward(self, grads, F):
+        raise RuntimeError(NO_GRAD_VIEW_BASE_CHANGED)
 
-    @staticmethod
-    def forward(ctx, a, values, key):
-        out = a.copy()
-        out[key] = values
-        ctx.key = key
-        return out
 
-    @staticmethod
-    def backward(ctx, g):
-        n = ctx.needs_input_grad
-        ga = None
-        if n[0]:
-            ga = g.copy()
-            ga[ctx.key] = 0
-        gv = g[ctx.key] if n[1] else None
-        return ga, gv, None
+def edge_of(t):
+    return t._edge()
 
 
 def refresh_view(view) -> None:
     """Bring a view's ``grad_fn`` and ``requires_grad`` up to date with its base's history (PyTorch does this lazily)."""
     base = view._base
     view._history_seen = base._history
-    if getattr(view, "_no_grad_view", False) and base._requires_grad:
+    if view._no_grad_view and base._requires_grad:
         # PyTorch: such a view prints grad_fn=<Invalid> and refuses to take part in any recorded op
         view._grad_fn = make_node(Invalid, [], [], view._device)
         view._requires_grad = True
@@ -183,7 +158,7 @@ def refresh_view(view) -> None:
         view._grad_fn = None
         return
     old = view._grad_fn
-    node = make_node(AsStridedBackward0, [edge_of(base)], [(base._data.shape, base._data.dtype)], view._device)
+    node = make_node(AsStridedBackward0, [base._edge()], [(base._data.shape, base._data.dtype)], view._device)
     node.idx = view_index(base._data, view._data)
     node.base_shape = base._data.shape
     if old is not None:  # retain_grad() and hooks belong to the tensor: they move to its new node
@@ -198,26 +173,13 @@ def refresh_view(view) -> None:
     view._output_nr = 0
 
 
-NO_GRAD_VIEW_BASE_CHANGED = (
-    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
-    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-
-
-class Invalid(Node):
-    """The grad_fn of a view made under no_grad whose base later changed in place with grad mode on."""
-
-    def _backward(self, grads):
-        raise RuntimeError(NO_GRAD_VIEW_BASE_CHANGED)
-
-
-def check_valid(t) -> None:
-    """Raise PyTorch's error when ``t`` is such an invalidated view."""
-    if type(t._grad_fn) is Invalid:
-        raise RuntimeError(NO_GRAD_VIEW_BASE_CHANGED)
+Tensor._refresh_view = refresh_view
 
 
 def bump_history(base) -> None:
     """Record that ``base``'s history was rebased in place: its views regenerate their grad_fn on next use."""
     base._history = base._history + 1
+
+
+def flat_take(a, idx):
+    return array_module(a).asarray(a.reshape(-1)[idx.reshape(-1)])

@@ -1,34 +1,42 @@
-"""``leafkit.autograd``: backward, grad, Function, grad modes, graph nodes (``torch.autograd``'s names)."""
+"""``leafkit.autograd``: backward, grad, Function, grad modes, anomaly mode, graph nodes (``torch.autograd``'s names).
+
+This is the front door of the autograd core: it takes tensors from the user,
+checks them with PyTorch's messages, and runs the engine.  Like
+``torch.autograd``'s, it is the one part of the core that uses the tensor API.
+"""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from . import graph  # noqa: F401
+from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from .engine import REFERENCE_CYCLE_WARNING, execute, run_backward
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
 from .graph import AccumulateGrad, Node  # noqa: F401
-from .engine import run_backward
+from .. import _tensor
 
 __all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "graph", "Node", "AccumulateGrad"]
+           "inference_mode", "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "graph", "Node", "AccumulateGrad", "functional"]
 
-_CREATE_GRAPH = ("leafkit does not build a graph of the backward pass (create_graph=True, higher-order "
-                 "gradients); PyTorch does")
+_warned_cycle = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
 
 
 def _as_tuple(x):
-    from .._tensor import Tensor
-
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, _tensor.Tensor):
         return (x,)
     return tuple(x)
 
 
-def _make_grads(outputs, grads):
-    from .._tensor import Tensor
-
+def _make_grads(outputs, grads, create_graph):
+    """The gradient each root starts with: the given one (cast to the root's dtype) or ones for a scalar root."""
+    Tensor = _tensor.Tensor
     if grads is None:
         grads = (None,) * len(outputs)
     if len(grads) != len(outputs):
@@ -42,8 +50,9 @@ def _make_grads(outputs, grads):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            xp = np if isinstance(t._data, np.ndarray) else __import__("cupy")
-            out.append(xp.ones(t._data.shape, dtype=t._data.dtype))
+            ones = np.ones(t._data.shape, dtype=t._data.dtype) if isinstance(t._data, np.ndarray) else \
+                __import__("cupy").ones(t._data.shape, dtype=t._data.dtype)
+            out.append(Tensor._make(ones, t._device) if create_graph else ones)
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
@@ -53,27 +62,32 @@ def _make_grads(outputs, grads):
         if g._device is not t._device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{t._device} and {g._device}!")
-        arr = g._data
-        out.append(arr.astype(t._data.dtype) if arr.dtype != t._data.dtype else arr)
+        if create_graph:
+            out.append(g.to(t.dtype) if g._data.dtype != t._data.dtype else g)
+        else:
+            arr = g._data
+            out.append(arr.astype(t._data.dtype) if arr.dtype != t._data.dtype else arr)
     return out
 
 
 def _root_edges(outputs, grads):
-    from .._functions.views import check_valid
-
     for t in outputs:
         t._fresh()
-        check_valid(t)
-    return [((t._grad_fn, t._output_nr, g) if t._grad_fn is not None else (t._get_accumulator(), 0, g))
-            for t, g in zip(outputs, grads)]
+        if t._invalid:
+            t._raise_invalid()
+    return [(*t._edge(), g) for t, g in zip(outputs, grads)]
 
 
-def _input_edges(inputs):
+def _input_edges(inputs, for_backward):
     edges = []
     for t in inputs:
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
         if not t._requires_grad:
+            if for_backward:  # PyTorch's backward(inputs=) retains the grad of each input first
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        edges.append((t._grad_fn, t._output_nr) if t._grad_fn is not None else (t._get_accumulator(), 0))
+        edges.append(t._edge())
     return edges
 
 
@@ -85,11 +99,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensors : Tensor or sequence of Tensor
         Roots of the backward pass.
     grad_tensors : Tensor or sequence, optional
-        The gradient with respect to each root; may be omitted for
-        one-element roots (a gradient of 1 is used).
+        The gradient with respect to each root (same shape); may be omitted
+        for one-element roots (a gradient of 1 is used).  For a non-scalar
+        root this is the vector of a vector-Jacobian product.
     retain_graph : bool, optional
         Keep saved tensors so the graph can be walked again.  Defaults to
-        ``create_graph`` (False): saved tensors are freed.
+        ``create_graph``.
+    create_graph : bool
+        Record the backward pass, so the gradients can be differentiated
+        again.  ``.grad`` of each leaf then becomes part of a graph
+        (``grad_fn=<CopyBackwards>`` at first, ``AddBackward0`` when added
+        to), and PyTorch's reference-cycle warning is shown (once).
     inputs : Tensor or sequence, optional
         Only these tensors get ``.grad`` (non-leaves included).
 
@@ -99,16 +119,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         "element 0 of tensors does not require grad and does not have a
         grad_fn"; "grad can be implicitly created only for scalar outputs";
         "Mismatch in shape"; "backward through the graph a second time";
-        "modified by an inplace operation".
-    NotImplementedError
-        ``create_graph=True`` (higher-order gradients are out of scope).
+        "modified by an inplace operation"; "can't retain_grad on Tensor that
+        has requires_grad=False" for an ``inputs`` entry that does not
+        require grad.
     """
-    if create_graph:
-        raise NotImplementedError(_CREATE_GRAPH)
     if grad_variables is not None:
         grad_tensors = grad_variables
     outputs = _as_tuple(tensors)
-    grads = _make_grads(outputs, _as_tuple(grad_tensors))
+    create_graph = bool(create_graph)
+    grads = _make_grads(outputs, _as_tuple(grad_tensors), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     edges = None
@@ -116,19 +135,31 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        edges = _input_edges(inputs)
+        edges = _input_edges(inputs, for_backward=True)
         for t in inputs:  # PyTorch: a non-leaf named in inputs= gets its .grad, so it now retains grad
             if t._grad_fn is not None:
                 t.retain_grad()
+    if create_graph and not _warned_cycle[0]:
+        _warned_cycle[0] = True
+        warnings.warn(REFERENCE_CYCLE_WARNING, UserWarning, stacklevel=_user_stacklevel())
     with np.errstate(all="ignore"):  # inf/nan gradients stay silent, as in PyTorch
-        run_backward(_root_edges(outputs, grads), bool(retain_graph), edges)
+        run_backward(_root_edges(outputs, grads), bool(retain_graph), create_graph, edges)
+
+
+def _user_stacklevel() -> int:
+    """The warning points at the user's line, whether they called ``t.backward()`` or ``autograd.backward()``."""
+    import sys
+    return 3 if sys._getframe(2).f_code.co_filename == _tensor.__file__ else 2
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return the gradients of ``outputs`` with respect to ``inputs`` without touching ``.grad``.
 
-    Mirrors ``torch.autograd.grad``.
+    Mirrors ``torch.autograd.grad``.  With ``create_graph=True`` the results
+    are themselves part of a graph (they require grad when the gradient
+    depends on an input), so they can be differentiated again: second
+    derivatives, gradient penalties, Hessian-vector products.
 
     Returns
     -------
@@ -143,10 +174,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         not have been used in the graph" for an unused input without
         ``allow_unused``; and the errors of :func:`backward`.
     """
-    from .._tensor import Tensor
-
-    if create_graph:
-        raise NotImplementedError(_CREATE_GRAPH)
+    Tensor = _tensor.Tensor
     if is_grads_batched:
         raise NotImplementedError("leafkit does not implement is_grads_batched")
     if materialize_grads and allow_unused is False:
@@ -158,16 +186,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs_t = _as_tuple(inputs)
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    grads = _make_grads(outputs, _as_tuple(grad_outputs))
+    create_graph = bool(create_graph)
+    grads = _make_grads(outputs, _as_tuple(grad_outputs), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     with np.errstate(all="ignore"):
-        captured = run_backward(_root_edges(outputs, grads), bool(retain_graph), _input_edges(inputs_t),
-                                capture=True, allow_unused=allow_unused)
+        captured = run_backward(_root_edges(outputs, grads), bool(retain_graph), create_graph,
+                                _input_edges(inputs_t, for_backward=False), capture=True, allow_unused=allow_unused)
     result = []
     for t, g in zip(inputs_t, captured):
         if g is None:
             result.append(Tensor._make(np.zeros_like(t._data), t._device) if materialize_grads else None)
+        elif isinstance(g, Tensor):
+            result.append(g)
         else:
-            result.append(Tensor._make(g.copy(), t._device))
+            result.append(Tensor._make(np.array(g, copy=True) if isinstance(g, (np.ndarray, np.generic))
+                                       else g.copy(), t._device))
     return tuple(result)
+
+
+from . import functional  # noqa: E402,F401  (torch.autograd.functional)

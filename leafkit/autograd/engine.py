@@ -2,278 +2,259 @@
 
 Mirrors PyTorch's engine on one thread:
 
-1. From the roots, an iterative depth-first walk over ``next_functions``
-   counts how many edges enter each node (no recursion: a 100,000-op chain is
-   fine).
+1. From the roots, an iterative walk over ``next_functions`` counts how many
+   edges enter each node (no recursion: a 100,000-op chain is fine).
 2. A node runs once all its incoming gradients have arrived.  Among ready
    nodes the most recently created runs first (PyTorch's sequence-number
    order); ``AccumulateGrad`` nodes run as soon as they are ready.
 3. Before a node runs, the hooks registered on the tensor it made run
-   (``register_hook``), then the ``retain_grad()`` copy is taken.
+   (``register_hook``), then the ``retain_grad()`` copy is taken, then the
+   node's pre-hooks.
 4. Each input gradient is summed back to the input's shape (the one central
    "sum to shape" step that undoes broadcasting) and cast to its dtype.
 5. Without ``retain_graph`` a node frees its saved tensors once it ran; a
    second backward through it raises "backward through the graph a second
    time".
 
-Nothing here holds a reference after ``run_backward`` returns.
+The pass is written once, as the generator :func:`execute`, which can stop
+after every node (``trace=True``: a :class:`BackwardStep` says what the
+node did); :func:`run_backward` drives it to the end.  Gradients are raw
+arrays in a plain pass and tensors when ``create_graph=True``: every backward
+formula runs in the namespace ``F`` it is given, so the same formula either
+computes numbers or records a graph of the backward pass.
+
+Nothing here holds a reference after the pass ends.
 """
 from __future__ import annotations
 
 import heapq
 
-import numpy as np
+from . import anomaly_mode
+from .grad_mode import _state
+from .graph import AccumulateGrad, api
 
-from .graph import AccumulateGrad
+__all__ = ["execute", "run_backward", "BackwardStep"]
 
-__all__ = ["run_backward", "sum_to_shape"]
+REFERENCE_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
+    "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
+    "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
+    "the cycle and avoid the leak.")
 
 
-def sum_to_shape(g, shape):
-    """Sum ``g`` over broadcast dimensions so that it has ``shape``.
+class BackwardStep:
+    """What one node did during a traced backward pass (see :func:`execute` with ``trace=True``).
 
-    Raises
-    ------
-    RuntimeError
-        When ``g`` cannot have come from broadcasting an input of ``shape``.
+    Attributes
+    ----------
+    node : Node
+        The node that ran (``AccumulateGrad`` for a leaf).
+    grad_outputs : list
+        The gradient arriving for each of the node's outputs (after tensor
+        hooks), as tensors; ``None`` where none arrived.
+    edges : list of (Node or None, int, Tensor or None)
+        What the node sent along each ``next_functions`` edge, already summed
+        back to the input's shape and cast to its dtype.
+    hooks : list of str
+        The hooks that ran: ``"tensor hook"``, ``"pre-hook"``, ``"post-hook"``.
+    retained : list of Tensor
+        Tensors whose ``retain_grad()`` copy was taken here.
+    accumulated : Tensor or None
+        For ``AccumulateGrad``: the leaf, whose ``.grad`` now holds the sum.
+    captured : bool
+        The gradient was taken for ``autograd.grad`` (or ``inputs=``) here.
+    freed : bool
+        The node's saved tensors were freed after it ran.
+    skipped : bool
+        No gradient reached the node, so it did not run.
     """
-    if g.shape == shape:
-        return g
-    nd = g.ndim - len(shape)
-    if nd < 0:
-        raise RuntimeError(f"invalid gradient - got {list(g.shape)} but expected shape compatible with {list(shape)}")
-    if nd:
-        g = g.sum(axis=tuple(range(nd)))
-    axes = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    if g.shape != shape:
-        raise RuntimeError(f"invalid gradient - got {list(g.shape)} but expected shape compatible with {list(shape)}")
-    return g
+
+    __slots__ = ("node", "grad_outputs", "edges", "hooks", "retained", "accumulated", "captured", "freed", "skipped")
+
+    def __init__(self, node):
+        self.node = node
+        self.grad_outputs = []
+        self.edges = []
+        self.hooks = []
+        self.retained = []
+        self.accumulated = None
+        self.captured = False
+        self.freed = False
+        self.skipped = False
+
+    def __repr__(self) -> str:
+        return f"<BackwardStep {self.node.name()}>"
 
 
-def _run_tensor_hooks(hooks, g, device):
-    from .._tensor import Tensor
-
-    if isinstance(g, np.ndarray) and not g.flags.writeable:
-        g = g.copy()  # a broadcast gradient (from sum/mean/expand): a hook may change it in place
-    for fn in list(hooks.values()):
-        t = Tensor._wrap(g, device)
-        r = fn(t)
-        if r is not None:
-            if not isinstance(r, Tensor):
-                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
-            name = getattr(fn, "__name__", repr(fn))
-            if r._data.shape != g.shape:
-                raise RuntimeError(f"hook '{name}' has changed the size of value")
-            if r._data.dtype != g.dtype or r._device is not t._device:
-                raise RuntimeError(f"hook '{name}' has changed the type of value (was {t._type_string()} got "
-                                   f"{r._type_string()})")
-            g = r._data
-    return g
-
-
-def _retain(ref, g, device):
-    from .._tensor import Tensor
-
-    t = ref()
-    if t is None:
-        return
-    if t._grad is None:
-        t._grad = Tensor._make(g.copy(), device)
-    else:
-        t._grad = Tensor._make(t._grad._data + g, device)
+def _dependencies(roots):
+    """Count the edges entering each node reachable from ``roots`` (roots start at 0)."""
+    deps = {}
+    stack = []
+    for node in roots:
+        if node not in deps:
+            deps[node] = 0
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:
+                    deps[nxt] = 1
+                    stack.append(nxt)
+    return deps
 
 
-def accumulate_into(var, g) -> None:
-    """Add ``g`` into ``var.grad`` in place (or set it), as PyTorch's AccumulateGrad does."""
-    from .._tensor import Tensor
+def _needed(deps, targets):
+    """The nodes from which one of ``targets`` can be reached (``inputs=`` of grad()/backward())."""
+    indeg = dict(deps)
+    topo = [n for n, d in indeg.items() if d == 0]
+    i = 0
+    while i < len(topo):
+        for nxt, _ in topo[i].next_functions:
+            if nxt is not None:
+                indeg[nxt] -= 1
+                if indeg[nxt] == 0:
+                    topo.append(nxt)
+        i += 1
+    needed = set()
+    for node in reversed(topo):
+        if node in targets or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
+            needed.add(node)
+    return needed
 
-    if var._device.type == "cpu" and not isinstance(g, np.ndarray):  # a CPU scalar tensor used on the GPU
-        from .._device import to_host
-        g = to_host(g)
-    if var._grad is None:
-        var._grad = Tensor._make(g.copy(), var._device)
-    else:
-        gd = var._grad._data
-        if gd.shape == g.shape and gd.dtype == g.dtype:
-            gd += g
-            var._grad._version_counter[0] += 1
-        else:
-            var._grad = Tensor._make(gd + g, var._device)
 
-
-def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = False, allow_unused: bool = False):
-    """Run backward from ``root_edges`` = [(node, output_nr, grad_array), ...].
+def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, capture: bool = False,
+            allow_unused: bool = False, trace: bool = False):
+    """Run backward from ``roots`` = [(node, output_nr, grad), ...]; a generator.
 
     Parameters
     ----------
-    inputs : list of (node, output_nr) or None
+    roots : list of (Node, int, array or Tensor)
+        Where the pass starts and the gradient given there (arrays in a plain
+        pass, tensors with ``create_graph``).
+    keep_graph : bool
+        ``retain_graph``: do not free saved tensors.
+    create_graph : bool
+        Record the pass, so its results can be differentiated again.
+    inputs : list of (Node, int) or None
         Restrict the work to paths that reach these nodes (``inputs=`` of
         ``backward``, or ``autograd.grad``).
     capture : bool
         ``autograd.grad`` mode: return the gradients arriving at ``inputs``
         instead of accumulating into ``.grad``.
+    trace : bool
+        Yield a :class:`BackwardStep` after each node (for stepping through
+        a pass); otherwise nothing is yielded.
 
     Returns
     -------
     list or None
-        The captured gradient arrays (``None`` for unreached inputs) in
-        ``capture`` mode.
+        (As the generator's return value.)  The captured gradients in
+        ``capture`` mode, ``None`` for unreached inputs.
     """
-    # 1. discover the graph
-    order = []          # visit order, for the "needed" pass
-    seen = set()
-    stack = []
-    for node, _, _ in root_edges:
-        if node not in seen:
-            seen.add(node)
-            stack.append(node)
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        for nxt, _ in node.next_functions:
-            if nxt is not None and nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-
+    F = api.tensor_ns if create_graph else api.array_ns
+    deps = _dependencies([r[0] for r in roots])
     targets = None
+    needed = None
     if inputs is not None:
         targets = {}
         for k, (node, nr) in enumerate(inputs):
             targets.setdefault(node, []).append((k, nr))
-        # a node is needed when an input node is reachable from it: scan a topological order backwards
-        indeg = {}
-        for node in order:
+        needed = _needed(deps, targets)
+        for node in [n for n in deps if n not in needed]:
+            del deps[node]
+        for node in deps:  # count only the edges between needed nodes
+            deps[node] = 0
+        for node in deps:
             for nxt, _ in node.next_functions:
-                if nxt is not None:
-                    indeg[nxt] = indeg.get(nxt, 0) + 1
-        topo = [n for n in order if indeg.get(n, 0) == 0]
-        i = 0
-        while i < len(topo):
-            for nxt, _ in topo[i].next_functions:
-                if nxt is not None:
-                    indeg[nxt] -= 1
-                    if indeg[nxt] == 0:
-                        topo.append(nxt)
-            i += 1
-        needed = set()
-        for node in reversed(topo):
-            if node in targets or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
-                needed.add(node)
-    else:
-        needed = seen
+                if nxt is not None and nxt in deps:
+                    deps[nxt] += 1
 
-    deps = {}
-    for node in order:
-        if node in needed:
-            for nxt, _ in node.next_functions:
-                if nxt is not None and nxt in needed:
-                    deps[nxt] = deps.get(nxt, 0) + 1
-
-    # 2. seed the buffers
     buffers = {}
-    for node, nr, g in root_edges:
+    for node, nr, g in roots:
         buf = buffers.get(node)
         if buf is None:
-            n_out = len(node._out_meta) if node._out_meta else 1
-            buf = buffers[node] = [None] * n_out
+            buf = buffers[node] = [None] * node.n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     captured = [None] * len(inputs) if capture else None
     heap = []
-    pushed = set()
-    for node, _, _ in root_edges:
-        if node not in pushed and deps.get(node, 0) == 0:
-            pushed.add(node)
-            heapq.heappush(heap, (-node._seq, id(node), node))
+    tie = 0
+    for node, _, _ in roots:
+        if deps.get(node) == 0:
+            deps[node] = -1  # pushed
+            heapq.heappush(heap, (-node._seq, tie, node))
+            tie += 1
 
-    # 3. run
-    while heap:
-        node = heapq.heappop(heap)[2]
-        grads = buffers.pop(node, None)
-        dev = node._device
-        if grads is not None:
-            if node._tensor_hooks:
-                for nr, hooks in node._tensor_hooks.items():
-                    if hooks and grads[nr] is not None:
-                        grads[nr] = _run_tensor_hooks(hooks, grads[nr], dev)
-            if node._retain_refs:
-                for nr, ref in node._retain_refs.items():
-                    if grads[nr] is not None:
-                        _retain(ref, grads[nr], dev)
-            if node._pre_hooks:
-                for fn in list(node._pre_hooks.values()):
-                    r = _call_node_hook(fn, (grads,), dev, expect=len(grads))
-                    if r is not None:
-                        grads = r
-        is_acc = type(node) is AccumulateGrad
-        if is_acc:
-            if grads is None or grads[0] is None:
-                continue
-            var = node.variable
-            g = grads[0]
-            if var._hooks:
-                g = _run_tensor_hooks(var._hooks, g, var._device)
-            if capture:
-                for k, _ in targets[node]:
-                    captured[k] = g
-            elif targets is None or node in targets:
-                if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
-                    accumulate_into(var, g)
-                if node._post_hooks:
-                    for fn in list(node._post_hooks.values()):
-                        _call_node_hook(fn, ((), (g,)), dev, expect=0)
-            continue
-        if targets is not None and node in targets and grads is not None and capture:
-            for k, nr in targets[node]:
-                captured[k] = grads[nr]
-        if targets is not None and not any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
-            continue  # an input of grad()/backward(inputs=): its gradient is taken, its own node does not run
-        nf = node.next_functions
-        if grads is not None and any(g is not None for g in grads):
-            if any(g is None for g in grads):
-                meta = node._out_meta
-                xp = _xp(grads)
-                grads = [g if g is not None else xp.zeros(meta[i][0], meta[i][1]) for i, g in enumerate(grads)]
-            in_grads = node._backward(grads)
-            if node._post_hooks:
-                for fn in list(node._post_hooks.values()):
-                    r = _call_node_hook(fn, (in_grads, grads), dev, expect=len(in_grads))
-                    if r is not None:
-                        in_grads = r
-            if not retain_graph:
-                node._release()
-            meta = node._in_meta
-            for i, (nxt, nr) in enumerate(nf):
-                if nxt is None or nxt not in needed:
-                    continue
-                g = in_grads[i]
-                if g is not None:
-                    shape, dtype = meta[i]
-                    if g.shape != shape:
-                        g = sum_to_shape(g, shape)
-                    if g.dtype != dtype:
-                        g = g.astype(dtype)
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        n_out = len(nxt._out_meta) if nxt._out_meta else 1
-                        buf = buffers[nxt] = [None] * n_out
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                d = deps[nxt] - 1
-                deps[nxt] = d
-                if d == 0:
-                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
-        else:
-            if not retain_graph:
-                node._release()
-            for nxt, nr in nf:
-                if nxt is None or nxt not in needed:
-                    continue
-                d = deps[nxt] - 1
-                deps[nxt] = d
-                if d == 0:
-                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+    check_anomaly = anomaly_mode._enabled
+    prev_mode = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while heap:
+            node = heapq.heappop(heap)[2]
+            grads = buffers.pop(node, None)
+            step = BackwardStep(node) if trace else None
+            if grads is not None:
+                if node._tensor_hooks is not None:
+                    for nr, hooks in node._tensor_hooks.items():
+                        if hooks and grads[nr] is not None:
+                            grads[nr] = _run_tensor_hooks(hooks, grads[nr], node._device, step)
+                if node._retain_refs is not None:
+                    for nr, ref in node._retain_refs.items():
+                        if grads[nr] is not None:
+                            _retain(ref, grads[nr], node._device, create_graph, step)
+                if node._pre_hooks is not None:
+                    for fn in list(node._pre_hooks.values()):
+                        r = _call_node_hook(fn, (grads,), node._device, len(grads))
+                        if step is not None:
+                            step.hooks.append("pre-hook")
+                        if r is not None:
+                            grads = r
+
+            if type(node) is AccumulateGrad:
+                _accumulate_step(node, grads, targets, capture, captured, create_graph, step)
+            else:
+                if targets is not None and grads is not None and capture and node in targets:
+                    for k, nr in targets[node]:
+                        captured[k] = grads[nr]
+                    if step is not None:
+                        step.captured = True
+                if targets is not None and not any(nxt in needed for nxt, _ in node.next_functions
+                                                   if nxt is not None):
+                    pass  # an input of grad()/backward(inputs=): its gradient is taken, its node does not run
+                elif grads is not None and any(g is not None for g in grads):
+                    in_grads = _run_node(node, grads, F, check_anomaly) if check_anomaly else \
+                        node._backward(_fill_missing(node, grads, F), F)
+                    if node._post_hooks is not None:
+                        for fn in list(node._post_hooks.values()):
+                            r = _call_node_hook(fn, (in_grads, grads), node._device, len(in_grads))
+                            if step is not None:
+                                step.hooks.append("post-hook")
+                            if r is not None:
+                                in_grads = r
+                    if not keep_graph:
+                        node._release()
+                    _send(node, in_grads, buffers, deps, heap, needed, F, step)
+                    tie = _push_ready(node, deps, heap, needed, tie)
+                    if step is not None:
+                        step.freed = not keep_graph and node._had_saved
+                        step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
+                else:
+                    if not keep_graph:
+                        node._release()
+                    if step is not None:
+                        step.skipped = True
+                    tie = _push_ready(node, deps, heap, needed, tie)
+                    if step is not None:
+                        step.edges = [(nxt, nr, None) for nxt, nr in node.next_functions]
+            if step is not None:
+                _state.enabled = prev_mode
+                yield step
+                _state.enabled = create_graph
+    finally:
+        _state.enabled = prev_mode
 
     if capture:
         if not allow_unused:
@@ -285,10 +266,149 @@ def run_backward(root_edges, retain_graph: bool, inputs=None, capture: bool = Fa
     return None
 
 
-def _call_node_hook(fn, args, dev, expect):
-    from .._tensor import Tensor
+def run_backward(roots, keep_graph: bool, create_graph: bool = False, inputs=None, capture: bool = False,
+                 allow_unused: bool = False):
+    """Run :func:`execute` to the end and return its result (the captured gradients in ``capture`` mode)."""
+    gen = execute(roots, keep_graph, create_graph, inputs, capture, allow_unused)
+    try:
+        next(gen)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("an untraced backward pass yielded")  # pragma: no cover
 
-    wrapped = [tuple(Tensor._wrap(g, dev) if g is not None else None for g in a) for a in args]
+
+def _push_ready(node, deps, heap, needed, tie):
+    """Count down the dependencies of ``node``'s next nodes; push those that became ready."""
+    for nxt, _ in node.next_functions:
+        if nxt is None or (needed is not None and nxt not in needed):
+            continue
+        d = deps[nxt] - 1
+        deps[nxt] = d
+        if d == 0:
+            heapq.heappush(heap, (-nxt._seq, tie, nxt))
+            tie += 1
+    return tie
+
+
+def _fill_missing(node, grads, F):
+    """A node with several outputs gets zeros for the outputs no gradient reached."""
+    if len(grads) > 1 and node._materialize and any(g is None for g in grads):
+        meta = node._out_meta
+        like = next(g for g in grads if g is not None)
+        return [g if g is not None else F.zeros(meta[i][0], meta[i][1], like) for i, g in enumerate(grads)]
+    return grads
+
+
+def _run_node(node, grads, F, check_anomaly):
+    """Run one node in anomaly mode: show its forward traceback when it fails, and check for NaN."""
+    try:
+        in_grads = node._backward(_fill_missing(node, grads, F), F)
+        if anomaly_mode._check_nan:
+            for i, g in enumerate(in_grads):
+                if g is not None and F.has_nan(g):
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+        return in_grads
+    except Exception:
+        anomaly_mode.report_error(node)
+        raise
+
+
+def _send(node, in_grads, buffers, deps, heap, needed, F, step):
+    """Deliver ``in_grads`` along ``node``'s edges: summed back to each input's shape, cast to its dtype."""
+    meta = node._in_meta
+    nf = node.next_functions
+    for i, (nxt, nr) in enumerate(nf):
+        if nxt is None or (needed is not None and nxt not in needed):
+            if step is not None:
+                step.edges.append((nxt, nr, None))
+            continue
+        g = in_grads[i]
+        if g is not None:
+            m = meta[i]
+            if m is not None:
+                shape, dtype = m
+                if g.shape != shape:
+                    g = F.sum_to(g, shape, node, i)
+                if g.dtype != dtype:
+                    g = F.cast(g, dtype)
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * nxt.n_outputs
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        if step is not None:
+            step.edges.append((nxt, nr, _as_tensor(g, node._device)))
+
+
+def _accumulate_step(node, grads, targets, capture, captured, create_graph, step):
+    """An ``AccumulateGrad`` node: leaf hooks, then ``.grad`` (or the capture of ``autograd.grad``)."""
+    if grads is None or grads[0] is None:
+        if step is not None:
+            step.skipped = True
+        return
+    var = node.variable
+    g = grads[0]
+    if step is not None:
+        step.grad_outputs = [_as_tensor(g, var._device)]
+    if var._hooks:
+        g = _run_tensor_hooks(var._hooks, g, var._device, step)
+    if capture:
+        for k, _ in targets[node]:
+            captured[k] = g
+        if step is not None:
+            step.captured = True
+    elif targets is None or node in targets:
+        if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
+            var._accumulate_grad(g, create_graph)
+            if step is not None:
+                step.accumulated = var
+        if node._post_hooks is not None:
+            for fn in list(node._post_hooks.values()):
+                _call_node_hook(fn, ((), (g,)), var._device, 0)
+                if step is not None:
+                    step.hooks.append("post-hook")
+
+
+def _as_tensor(g, device):
+    if g is None or isinstance(g, api.tensor_type):
+        return g
+    return api.wrap(api.array_ns.own(g), device)
+
+
+def _run_tensor_hooks(hooks, g, device, step=None):
+    """Hooks registered with ``register_hook``: each may return a tensor that replaces the gradient."""
+    wrapped = not isinstance(g, api.tensor_type)
+    if wrapped:
+        g = api.array_ns.own(g)  # a broadcast gradient (from sum/mean/expand): a hook may change it in place
+    for fn in list(hooks.values()):
+        t = api.wrap(g, device) if wrapped else g
+        r = fn(t)
+        if step is not None:
+            step.hooks.append("tensor hook")
+        if r is not None:
+            if not isinstance(r, api.tensor_type):
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+            name = getattr(fn, "__name__", repr(fn))
+            if r._data.shape != t._data.shape:
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
+            if r._data.dtype != t._data.dtype or r._device is not t._device:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was {t._type_string()} got "
+                                   f"{r._type_string()})")
+            g = r._data if wrapped else r
+    return g
+
+
+def _retain(ref, g, device, create_graph, step=None):
+    """The ``retain_grad()`` hook: the tensor's ``.grad`` gets a copy of (or adds) the gradient."""
+    t = ref()
+    if t is None:
+        return
+    t._retain_grad_value(g, create_graph)
+    if step is not None:
+        step.retained.append(t)
+
+
+def _call_node_hook(fn, args, dev, expect):
+    wrapped = [tuple(_as_tensor(g, dev) for g in a) for a in args]
     r = fn(*wrapped)
     if r is None:
         return None
@@ -297,13 +417,5 @@ def _call_node_hook(fn, args, dev, expect):
         name = getattr(fn, "__name__", repr(fn))
         raise RuntimeError(f"hook '{name}' returned an incorrect number of values (got {len(r)}, but expected "
                            f"{expect})")
-    return [x._data if isinstance(x, Tensor) else x for x in r]
-
-
-def _xp(grads):
-    for g in grads:
-        if g is not None and hasattr(g, "__cuda_array_interface__"):
-            import cupy
-
-            return cupy
-    return np
+    keep_tensors = _state.enabled  # a recorded pass keeps tensors; a plain one works on arrays
+    return [x if (x is None or keep_tensors or not isinstance(x, api.tensor_type)) else x._data for x in r]

@@ -1,133 +1,149 @@
-"""``Function``: the shape every differentiable operation has, and its ``ctx``.
+"""``Function``: a differentiable operation written by the user, and its ``ctx``.
 
 Mirrors ``torch.autograd.Function``.  A subclass defines two static methods:
 
 ``forward(ctx, *args)``
-    computes the result; may call ``ctx.save_for_backward(...)`` and store
-    plain attributes on ``ctx``.
+    computes the result from tensors (run with grad mode off); may call
+    ``ctx.save_for_backward(...)`` and store plain attributes on ``ctx``.
 ``backward(ctx, *grad_outputs)``
     returns one gradient per argument of ``forward`` (``None`` where an
     argument needs none).
 
 ``Function.apply(*args)`` runs ``forward`` and, when grad mode is on and an
-input requires grad, makes the ctx *the node*: the output's ``grad_fn`` is an
-instance of the subclass, so the class is named as PyTorch names its node
-(``MulBackward0``).
+input requires grad, records a node.  As in PyTorch, the ctx *is* the node:
+defining ``class Square(Function)`` also defines the node class
+``SquareBackward``, and ``y.grad_fn`` is an instance of it (not of
+``Square``; ``y.grad_fn._forward_cls`` is ``Square``).
 
-leafkit's own operations set ``_array_api = True``: their ``forward`` and
-``backward`` take and return NumPy/CuPy arrays, which keeps the per-op cost
-low.  A user's subclass works on tensors, exactly as in PyTorch.
+When the backward pass is recorded (``create_graph=True``), ``backward``
+runs with grad mode on and its tensor operations are recorded too, so a
+Function whose backward uses tensor operations has a second derivative.
+
+This module is part of the autograd core: it knows tensors only through the
+interface the tensor layer installs (:data:`leafkit.autograd.graph.api`).
 """
 from __future__ import annotations
 
-import numpy as np
+import functools
 
-from .grad_mode import _state
-from .graph import Node, SavedVariable
+from .grad_mode import _state, no_grad
+from .graph import DelayedError, Node, SavedVariable, api
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
 
 class FunctionCtx:
-    """The ``ctx`` given to ``forward`` when no graph is recorded (nothing needs saving)."""
-
-    needs_input_grad = ()
+    """The methods ``forward`` may call on ``ctx``."""
 
     def save_for_backward(self, *tensors):
-        pass
+        """Keep ``tensors`` (or ``None``) for backward; read them back with ``ctx.saved_tensors``."""
+        self._to_save = tensors
 
     def mark_non_differentiable(self, *outputs):
-        pass
+        """Declare outputs (e.g. indices) that never get a gradient."""
+        self._non_diff = outputs
 
     def mark_dirty(self, *tensors):
-        pass
+        """Declare inputs that ``forward`` modified in place (they are returned as outputs)."""
+        self._dirty = tensors
 
     def set_materialize_grads(self, value: bool):
-        pass
+        """With ``False``, ``backward`` may receive ``None`` for outputs that got no gradient."""
+        self._materialize = bool(value)
 
 
-class _NoGraphCtx(FunctionCtx):
-    """A throwaway ctx; attributes set on it are kept only for this call."""
-
-
-def _common_device(dev, d, args):
-    """PyTorch lets a CPU 0-d tensor (a "scalar tensor") join an op on another device; nothing else mixes."""
-    from .._device import CPU
-    Tensor = _tensor_cls()
-    if CPU in (dev, d):
-        other = d if dev is CPU else dev
-        if all(a._device is other or (a._device is CPU and a._data.ndim == 0)
-               for a in args if isinstance(a, Tensor)):
-            return other
-    raise _same_device_error(dev, d)
-
-
-def _scalar_to(t, dev):
-    """A CPU 0-d tensor's value on ``dev`` (CuPy needs its own array; the simulated GPU shares NumPy)."""
-    from .._device import array_module
-    xp = array_module(dev)
-    return t._data if xp is np else xp.asarray(t._data)
-
-
-def _same_device_error(a, b):
-    return RuntimeError(
-        f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!")
-
-
-class Function(Node):
-    """Base class of differentiable operations and of the node they leave in the graph.
+class BackwardCFunction(Node, FunctionCtx):
+    """The node class of a user's Function (``SquareBackward`` for ``Square``): the ctx of ``forward``.
 
     Attributes
     ----------
     needs_input_grad : tuple of bool
         One per ``forward`` argument: does that argument need a gradient?
-
-    Notes
-    -----
-    ``_n_slots``: ``None`` means every Tensor argument is an input of the node
-    (one ``next_functions`` entry each); an integer ``k`` means the first
-    ``k`` arguments are, Python numbers included (they get ``(None, 0)``), as
-    PyTorch does for ``a + 2``.
     """
 
-    _array_api = False
-    _is_view = False
-    _n_slots = None
-    _slot_args = None
+    _forward_cls = None
+    _materialize = True
 
-    def __init__(self, *args, **kwargs):  # pragma: no cover - guard
-        raise RuntimeError("Function objects are created by Function.apply(); call MyFunction.apply(...) instead")
-
-    # names: leafkit's own ops are named like PyTorch's nodes; a user's Function "Sq" makes nodes "SqBackward"
     def name(self) -> str:
-        cls = type(self)
-        return cls.__name__ if cls._array_api else cls.__name__ + "Backward"
-
-    _repr_name = name
+        return type(self).__name__
 
     def __repr__(self) -> str:
-        if type(self)._array_api:
-            return Node.__repr__(self)
         return f"<torch.autograd.function.{self.name()} object at {id(self):#x}>"
 
-    # ctx API ---------------------------------------------------------------
-    def save_for_backward(self, *tensors):
-        """Keep ``tensors`` for backward; read them back with ``ctx.saved_tensors``."""
-        self._to_save = tensors
+    @property
+    def saved_tensors(self):
+        """The tensors given to ``save_for_backward``, checked against their versions.
 
-    def mark_non_differentiable(self, *outputs):
-        """Declare outputs (e.g. indices) that never get a gradient."""
-        self._non_diff = tuple(id(o) for o in outputs)
+        Raises
+        ------
+        RuntimeError
+            "backward through the graph a second time" once freed;
+            "modified by an inplace operation" when a saved tensor changed.
+        """
+        self._check_released()
+        saved = self._saved
+        if not saved:
+            return ()
+        return tuple(s.unpack(self, as_tensor=True) if s is not None else None for s in saved)
 
-    def mark_dirty(self, *tensors):
-        """Declare inputs modified in place by ``forward`` (accepted for API parity)."""
-        self._dirty = tensors
+    def _backward(self, grads, F):
+        wrap = not _state.enabled  # a plain pass hands arrays around; the user's backward takes tensors
+        dev = self._device
+        if wrap:
+            grads = [api.wrap(g, dev) if g is not None else None for g in grads]
+        res = self._forward_cls.backward(self, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        n_args = len(self.needs_input_grad)
+        if len(res) != n_args:
+            if len(res) > n_args and all(r is None for r in res[n_args:]):
+                res = res[:n_args]  # PyTorch accepts trailing Nones
+            else:
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
+                                   f"{n_args}, got {len(res)})")
+        out = []
+        for i in self._slot_args:
+            r = res[i]
+            if r is not None and not isinstance(r, api.tensor_type):
+                raise TypeError(f"function {self.name()} returned a gradient of type {type(r).__name__} at index "
+                                f"{i}; expected a Tensor or None")
+            out.append(r._data if (wrap and r is not None) else r)
+        return out
 
-    def set_materialize_grads(self, value: bool):
-        self._materialize = bool(value)
+
+class FunctionMeta(type):
+    """Gives every Function subclass its node class, ``<Name>Backward``, as PyTorch's metaclass does."""
+
+    def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls,
+                                                                            "__module__": cls.__module__})
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Base class of a user-defined differentiable operation (``torch.autograd.Function``).
+
+    Subclass it with static ``forward(ctx, *args)`` and ``backward(ctx,
+    *grad_outputs)``, then call ``MyFunction.apply(*args)``.
+
+    Raises
+    ------
+    RuntimeError
+        When instantiated and called like a module ("Legacy autograd
+        function with non-static forward method is deprecated"), and from
+        backward: "returned an incorrect number of gradients".
+    """
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+                           "autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
-    def forward(ctx, *args):
+    def forward(ctx, *args, **kwargs):
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
@@ -135,214 +151,125 @@ class Function(Node):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
-    # running ---------------------------------------------------------------
+    vjp = backward
+
     @classmethod
     def apply(cls, *args):
-        """Run ``forward`` on ``args``; record a node when grad mode is on and an input requires grad.
-
-        Raises
-        ------
-        RuntimeError
-            "Expected all tensors to be on the same device" when tensor
-            arguments live on different devices.
-        """
-        Tensor = _tensor_cls()
-        dev = None
-        needs = False
+        """Run ``forward`` on ``args`` (grad mode off inside); record a node when an input requires grad."""
+        T = api.tensor_type
         for a in args:
-            if isinstance(a, Tensor):
-                if a._base is not None:
-                    if a._base._history != a._history_seen:
-                        a._fresh()
-                    if a._grad_fn is not None and a._grad_fn.name() == "Invalid":
-                        from .._functions.views import check_valid
-                        check_valid(a)
-                d = a._device
-                if dev is None:
-                    dev = d
-                elif d is not dev:
-                    dev = _common_device(dev, d, args)
-                if a._requires_grad:
-                    needs = True
-        record = needs and _state.enabled
-        if cls._array_api:
-            fwd_args = [(a._data if a._device is dev else _scalar_to(a, dev)) if isinstance(a, Tensor) else a
-                        for a in args]
-        else:
-            fwd_args = args
+            if isinstance(a, T):
+                a._fresh()
+        record = _state.enabled and any(isinstance(a, T) and a._requires_grad for a in args)
+        ctx = cls._backward_cls.__new__(cls._backward_cls)
+        Node.__init__(ctx)
+        ctx.needs_input_grad = tuple(isinstance(a, T) and a._requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args)
         if not record:
-            ctx = _NoGraphCtx()
-            if cls._array_api:
-                out = cls.forward(ctx, *fwd_args)
-            else:
-                from .grad_mode import no_grad
-                with no_grad():
-                    out = cls.forward(ctx, *fwd_args)
-                return out
-            created_nograd = needs  # inputs needed grad but grad mode was off
-            if type(out) is tuple:
-                res = tuple(Tensor._make(o, dev) for o in out)
-                if created_nograd:
-                    for r in res:
-                        r._created_in_no_grad = True
-                return res
-            res = Tensor._make(out, dev)
-            if created_nograd:
-                res._created_in_no_grad = True
-            if cls._is_view:
-                _share_view(res, args[0])
-                # PyTorch: a view made under no_grad of a tensor that requires grad still reports
-                # requires_grad=True (and is a leaf); in-place changes of it are then refused.
-                res._requires_grad = args[0]._requires_grad
-            return res
-
-        node = cls.__new__(cls)
-        Node.__init__(node)
-        node._device = dev
-        # inputs of the node, their next_functions, and the metadata the engine checks grads against
-        n_slots = cls._n_slots
-        if n_slots is None:
-            slot_args = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-            node._slot_args = slot_args
-        else:
-            slot_args = cls._slot_args or tuple(range(n_slots))
-        nf = []
-        meta = []
-        needs_input_grad = [False] * len(args)
-        for i in slot_args:
-            a = args[i]
-            if isinstance(a, Tensor) and a._requires_grad:
-                fn = a._grad_fn
-                nf.append((fn if fn is not None else a._get_accumulator(), a._output_nr))
-                meta.append((a._data.shape, a._data.dtype))
-                needs_input_grad[i] = True
-            else:
-                nf.append((None, 0))
-                meta.append(None)
-        node.next_functions = tuple(nf)
-        node._in_meta = meta
-        node.needs_input_grad = tuple(needs_input_grad)
-
-        out_objs = ()
-        if cls._array_api:
-            out = cls.forward(node, *fwd_args)
-        else:
-            from .grad_mode import no_grad
-            with no_grad():
-                out_t = cls.forward(node, *fwd_args)
-            out = tuple(o._data for o in out_t) if isinstance(out_t, tuple) else out_t._data
-            out_objs = out_t if isinstance(out_t, tuple) else (out_t,)
-
-        multi = type(out) is tuple
-        outs = out if multi else (out,)
-        non_diff = node.__dict__.pop("_non_diff", ())
-        results = []
-        for k, o in enumerate(outs):
-            if id(o) in non_diff or (getattr(o, "dtype", None) is not None and o.dtype.kind not in "fc"):
-                results.append(Tensor._make(o, dev))
-            else:
-                results.append(Tensor._make(o, dev, node, k))
-        dirty = node.__dict__.pop("_dirty", ())
-        if dirty:  # ctx.mark_dirty: the modified input itself is the output, with this node as its history
-            for k, o in enumerate(out_objs):
-                if any(o is d for d in dirty):
-                    if o._base is not None:
-                        raise NotImplementedError("leafkit does not support ctx.mark_dirty on a view (PyTorch "
-                                                  "rebases the view's base); pass the base tensor instead")
-                    if o._requires_grad and o._grad_fn is None:
-                        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
-                                           "operation.")
-                    o._grad_fn, o._output_nr, o._requires_grad = node, k, True
-                    o._version_counter[0] += 1
-                    results[k] = o
-        if multi:
-            node._out_meta = [(r._data.shape, r._data.dtype) for r in results]
-
-        to_save = node.__dict__.pop("_to_save", None)
+            return out
+        _connect(ctx, args)
+        outs = out if isinstance(out, tuple) else (out,)
+        results = _attach_outputs(ctx, args, outs)
+        to_save = ctx.__dict__.pop("_to_save", None)
         if to_save is not None:
-            node._saved = _save(to_save, args, results, cls._array_api)
-        if multi:
-            return tuple(results)
-        if cls._is_view:
-            _share_view(results[0], args[0])
-        return results[0]
-
-    def _backward(self, grads):
-        cls = type(self)
-        if cls._array_api:
-            res = cls.backward(self, *grads)
-        else:
-            from .._tensor import Tensor
-            from .grad_mode import no_grad
-            with no_grad():
-                res = cls.backward(self, *[Tensor._wrap(g, self._device) if g is not None else None for g in grads])
-            if not isinstance(res, tuple):
-                res = (res,)
-            res = tuple(r._data if isinstance(r, Tensor) else r for r in res)
-        if type(res) is not tuple:
-            res = (res,)
-        slot_args = self._slot_args or tuple(range(len(self.next_functions)))
-        if len(res) != len(self.needs_input_grad) and not cls._array_api:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
-                               f"(expected {len(self.needs_input_grad)}, got {len(res)})")
-        return [res[i] if i < len(res) else None for i in slot_args]
-
-    @property
-    def saved_tensors(self):
-        arrays = Node.saved_tensors.fget(self)
-        if type(self)._array_api:
-            return arrays
-        from .._tensor import Tensor
-        return tuple(Tensor._wrap(a, self._device) if a is not None else None for a in arrays)
+            ctx._saved = tuple(_save(t, args, results, ctx) for t in to_save)
+            ctx._had_saved = any(s is not None for s in ctx._saved)
+        return tuple(results) if isinstance(out, tuple) else results[0]
 
 
-def _save(to_save, args, results, array_api):
-    Tensor = _tensor_cls()
-    saved = []
-    for item in to_save:
-        if item is None:
-            saved.append(None)
+def _connect(ctx, args):
+    """The node's inputs: one ``next_functions`` entry per tensor argument."""
+    T = api.tensor_type
+    slots = tuple(i for i, a in enumerate(args) if isinstance(a, T))
+    ctx._slot_args = slots
+    ctx.next_functions = tuple(args[i]._edge() for i in slots)
+    ctx._in_meta = [(args[i]._data.shape, args[i]._data.dtype) if args[i]._requires_grad else None for i in slots]
+    for i in slots:
+        ctx._device = args[i]._device
+        break
+
+
+def _attach_outputs(ctx, args, outs):
+    """Give each differentiable output this node as its history (``mark_dirty`` inputs are rebased in place)."""
+    T = api.tensor_type
+    non_diff = ctx.__dict__.pop("_non_diff", ())
+    dirty = ctx.__dict__.pop("_dirty", ())
+    results = []
+    meta = []
+    for k, o in enumerate(outs):
+        if not isinstance(o, T):
+            results.append(o)
+            meta.append(None)
             continue
-        arr = item._data if (not array_api and isinstance(item, Tensor)) else item
-        owner = None
-        for a in args:
-            if isinstance(a, Tensor) and a._data is arr:  # Parameter (a subclass) included
-                owner = a
-                break
+        meta.append((o._data.shape, o._data.dtype))
+        if any(o is d for d in dirty):
+            if o._base is not None:
+                raise NotImplementedError("leafkit does not support ctx.mark_dirty on a view (PyTorch rebases the "
+                                          "view's base); pass the base tensor instead")
+            if o._requires_grad and o._grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            o._set_history(ctx, k)
+            o._version_counter[0] += 1
+            results.append(o)
+        elif any(o is n for n in non_diff) or not o.is_floating_point():
+            results.append(o)
         else:
-            for r in results:
-                if r._data is arr:
-                    owner = r
-                    break
-        if owner is None:
-            saved.append(SavedVariable(arr, None, None))
-        else:
-            fn = owner._grad_fn
-            # what the "modified by an inplace operation" message needs, kept cheap (no tensor reference)
-            saved.append(SavedVariable(arr, owner._version_counter,
-                                       (owner._device, type(fn).__name__ if fn is not None else None)))
-    return saved
+            if any(o is a for a in args):
+                o = o._alias()  # an input returned as it is: the output is a new tensor on the same storage
+            o._set_history(ctx, k)
+            results.append(o)
+        if ctx._device is None:
+            ctx._device = o._device
+    if len(outs) > 1:
+        ctx._out_meta = meta
+    return results
 
 
-_TENSOR = []
-
-
-def _tensor_cls():
-    if not _TENSOR:
-        from .._tensor import Tensor
-        _TENSOR.append(Tensor)
-    return _TENSOR[0]
-
-
-def _share_view(view, src):
-    """A view shares its source's storage, so it shares the version counter too."""
-    view._version_counter = src._version_counter
-    base = view._base = src._base if src._base is not None else src
-    view._history_seen = base._history
-    if view._grad_fn is None and src._requires_grad:
-        view._no_grad_view = True  # made under no_grad: recording an in-place change of it is refused
+def _save(t, args, results, ctx):
+    if t is None:
+        return None
+    T = api.tensor_type
+    if not isinstance(t, T):
+        raise TypeError(f"save_for_backward can only save variables, but argument 0 is of type {type(t).__name__}")
+    for k, r in enumerate(results):
+        if r is t:  # an output: saved without the tensor itself (no reference cycle)
+            return SavedVariable(t._data, t._version_counter, None, k, ctx.name(), t._device)
+    t._check_can_be_saved()
+    fn = t._grad_fn
+    return SavedVariable(t._data, t._version_counter, t, t._output_nr, fn.name() if fn is not None else None,
+                         t._device)
 
 
 def once_differentiable(fn):
-    """Accepted for API parity: leafkit never builds a graph of the backward pass."""
-    return fn
+    """Mark a Function's ``backward`` as not differentiable again (``torch.autograd.function.once_differentiable``).
+
+    The backward runs with grad mode off.  In a recorded pass
+    (``create_graph=True``) its results are tied to a ``DelayedError`` node, so
+    differentiating them again raises "trying to differentiate twice a
+    function that was marked with @once_differentiable".
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _state.enabled:
+            return outputs
+        if not any(isinstance(a, api.tensor_type) and a._requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        err = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
+                           [a._edge() if isinstance(a, api.tensor_type) and a._requires_grad else (None, 0)
+                            for a in args])
+        res = []
+        for k, o in enumerate(outs):
+            if o is None:
+                res.append(None)
+                continue
+            o = o.detach()
+            o._set_history(err, k)
+            res.append(o)
+        return res[0] if single else tuple(res)
+    return wrapper

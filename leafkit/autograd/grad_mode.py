@@ -1,9 +1,15 @@
-"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``is_grad_enabled``.
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
-Mirrors ``torch.autograd.grad_mode``.  The flag is thread-local: turning
+Mirrors ``torch.autograd.grad_mode``.  The flags are thread-local: turning
 gradients off in one thread leaves other threads alone.  Each mode works as a
 context manager and as a decorator (a fresh context for every call, generators
 included).
+
+``inference_mode`` is ``no_grad`` made stricter: tensors created inside are
+*inference tensors* (``is_inference()``), which track no version counter,
+may never be saved for backward, and may not be changed in place outside
+the mode.  ``no_grad`` results, by contrast, are ordinary tensors that can
+join a graph later.
 """
 from __future__ import annotations
 
@@ -11,11 +17,13 @@ import functools
 import inspect
 import threading
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled"]
 
 
 class _State(threading.local):
-    enabled = True
+    enabled = True     # grad mode
+    inference = False  # inference mode (implies grad mode off)
 
 
 _state = _State()
@@ -24,6 +32,11 @@ _state = _State()
 def is_grad_enabled() -> bool:
     """True when operations record a graph (PyTorch: ``torch.is_grad_enabled()``)."""
     return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` (PyTorch: ``torch.is_inference_mode_enabled()``)."""
+    return _state.inference
 
 
 def _set(mode: bool) -> None:
@@ -154,3 +167,52 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def __repr__(self) -> str:
         return f"torch.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
+
+class inference_mode(_DecoratorContextManager):
+    """Disable recording, and mark what is computed inside as inference tensors (``torch.inference_mode``).
+
+    Parameters
+    ----------
+    mode : bool
+        ``True`` (default) turns the mode on and grad mode off;
+        ``inference_mode(False)`` turns it off *and grad mode on*, as in
+        PyTorch, for a block inside an inference region that must record.
+
+    Notes
+    -----
+    Inside the mode, ``is_grad_enabled()`` is False and every new tensor is
+    an inference tensor (``t.is_inference()``), except views of ordinary
+    tensors.  Outside it, an inference tensor raises PyTorch's errors when
+    saved for backward ("Inference tensors cannot be saved for backward"),
+    changed in place ("Inplace update to inference tensor outside
+    InferenceMode is not allowed"), set to require grad, or asked for its
+    ``_version``.  Used bare (``@inference_mode``) it decorates a function.
+
+    Examples
+    --------
+    >>> x = tensor([1.0], requires_grad=True)
+    >>> with inference_mode():
+    ...     y = x * 2
+    >>> y.requires_grad, y.is_inference()
+    (False, True)
+    """
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used bare, as ``@inference_mode``
+
+    def __init__(self, mode: bool = True):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = (_state.enabled, _state.inference)
+        _state.enabled = not self.mode
+        _state.inference = bool(self.mode)
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

@@ -1,4 +1,4 @@
-"""Graph nodes: :class:`Node` (a ``grad_fn``), :class:`AccumulateGrad`, hooks.
+"""Graph nodes: :class:`Node` (a ``grad_fn``), :class:`AccumulateGrad`, saved tensors, hooks.
 
 Mirrors ``torch.autograd.graph``.  A tensor made by an operation keeps its
 ``grad_fn`` node alive; each node keeps the nodes of its inputs alive through
@@ -7,6 +7,11 @@ so a graph is freed by reference counting as soon as its output tensors go.
 A leaf that requires grad is reached through an :class:`AccumulateGrad` node,
 which holds the leaf (``.variable``) and is cached on the leaf by weak
 reference, exactly as in PyTorch.
+
+This module is part of the autograd core: it imports nothing from the tensor
+or operation layers.  What the core needs from them (how to wrap an array as
+a tensor, the namespaces backward formulas run in) the tensor layer hands it
+at import through :data:`api`.
 """
 from __future__ import annotations
 
@@ -15,7 +20,9 @@ import re
 import weakref
 from collections import OrderedDict
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable"]
+from . import anomaly_mode
+
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable", "api"]
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
@@ -25,6 +32,37 @@ RELEASED_MESSAGE = (
     "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward.")
+HINT_PLAIN = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+              "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+HINT_ANOMALY = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
+                "variable in question was changed in there or anywhere later. Good luck!")
+
+
+class _TensorAPI:
+    """What the tensor layer hands the autograd core at import (the core imports nothing above it).
+
+    Attributes
+    ----------
+    tensor_type : type
+        The tensor class (for ``isinstance`` checks).
+    wrap : callable
+        ``wrap(array, device)``: a tensor with no history around ``array``.
+    array_ns, tensor_ns : object
+        The namespaces backward formulas run in: on raw arrays (a plain
+        backward pass) and on tensors (``create_graph=True``, so that the
+        backward pass is itself recorded).
+    type_string : callable
+        ``type_string(np_dtype, device)``: ``"torch.FloatTensor"`` ...
+    """
+
+    tensor_type = None
+    wrap = None
+    array_ns = None
+    tensor_ns = None
+    type_string = None
+
+
+api = _TensorAPI()
 
 
 class RemovableHandle:
@@ -38,7 +76,7 @@ class RemovableHandle:
 
     def __init__(self, hooks_dict: dict):
         self.id = next(RemovableHandle._next_id)
-        self._hooks_ref = weakref.ref(hooks_dict) if _weakrefable(hooks_dict) else (lambda d=hooks_dict: d)
+        self._hooks_ref = weakref.ref(hooks_dict)
 
     def remove(self) -> None:
         hooks = self._hooks_ref()
@@ -56,44 +94,59 @@ class _HookDict(OrderedDict):
     """An ordered dict of hooks that a weak reference can point at."""
 
 
-def _weakrefable(obj) -> bool:
-    try:
-        weakref.ref(obj)
-        return True
-    except TypeError:
-        return False
+def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
+    """Register ``fn`` in ``hooks``; the handle removes it again."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
 
 
 class SavedVariable:
-    """An array saved for backward, with the version it had when saved.
+    """A tensor saved for backward, with the version it had when saved.
+
+    An *input* of the node is saved as the tensor itself (as PyTorch does:
+    no reference cycle is possible); an *output* is saved as its array and
+    version counter only, and rebuilt around the node when unpacked for a
+    recorded backward pass (saving the output tensor would make a cycle
+    node → tensor → node).
 
     ``unpack`` raises PyTorch's "modified by an inplace operation" error when
-    the tensor that owns the array was changed in place since.
+    the tensor was changed in place since it was saved.
     """
 
-    __slots__ = ("data", "counter", "version", "desc")
+    __slots__ = ("data", "counter", "version", "tensor", "output_nr", "producer", "device")
 
-    def __init__(self, data, counter, desc):
+    def __init__(self, data, counter, tensor=None, output_nr=0, producer=None, device=None):
         self.data = data
-        self.counter = counter  # a one-item list shared by every tensor viewing the same storage
+        self.counter = counter  # a one-item list shared by every tensor viewing the same storage (None: untracked)
         self.version = counter[0] if counter is not None else 0
-        self.desc = desc  # (device, name of the node that made the owner, or None)
+        self.tensor = tensor
+        self.output_nr = output_nr
+        self.producer = producer  # name of the node that made the saved tensor (for the error message)
+        self.device = device
 
-    def unpack(self):
+    def check(self) -> None:
         if self.counter is not None and self.counter[0] != self.version:
-            device, producer = self.desc
-            names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                     "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
-            ttype = ("torch.cuda." if device is not None and device.type == "cuda" else "torch.") + \
-                names.get(str(self.data.dtype), "Tensor")
-            shape = self.data.shape
-            where = f", which is output 0 of {_BACKWARD_SUFFIX.sub('', producer)}," if producer else ""
+            ttype = api.type_string(self.data.dtype, self.device)
+            shape = ", ".join(map(str, self.data.shape))
+            where = f", which is output {self.output_nr} of {_BACKWARD_SUFFIX.sub('', self.producer)}," \
+                if self.producer else ""
+            hint = HINT_ANOMALY if anomaly_mode.is_anomaly_enabled() else HINT_PLAIN
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{ttype} [{', '.join(map(str, shape))}]]{where} is at version {self.counter[0]}; expected version "
-                f"{self.version} instead. Hint: enable anomaly detection to find the operation that failed to "
-                "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-        return self.data
+                f"[{ttype} [{shape}]]{where} is at version {self.counter[0]}; expected version {self.version} "
+                f"instead. {hint}")
+
+    def unpack(self, node=None, as_tensor=False):
+        """The saved array (or, with ``as_tensor``, the tensor, connected to the graph)."""
+        if self.counter is not None and self.counter[0] != self.version:
+            self.check()
+        if not as_tensor:
+            return self.data
+        if self.tensor is not None:
+            return self.tensor
+        # a saved output: rebuilt around the node that made it
+        return api.wrap(self.data, self.device, node, self.output_nr, self.counter)
 
 
 class Node:
@@ -107,7 +160,8 @@ class Node:
         input's own ``grad_fn`` otherwise, ``None`` when the input needs no
         gradient) and the output index of that node.
     metadata : dict
-        Free space for the user, as in PyTorch.
+        Free space for the user, as in PyTorch.  In anomaly mode it holds
+        the forward traceback under ``"traceback_"``.
 
     Notes
     -----
@@ -117,31 +171,30 @@ class Node:
     PyTorch).  The drawings grey such nodes out.
     """
 
-    _names_saved: tuple = ()
-    _tensor_hooks = None
-    _retain_refs = None
+    __slots__ = ("next_functions", "_seq", "_saved", "_in_meta", "needs_input_grad", "__dict__", "__weakref__")
+
+    _tensor_hooks = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
+    _retain_refs = None   # {output_nr: weakref to a tensor that called retain_grad()}
     _pre_hooks = None
     _post_hooks = None
     _released = False
-    _had_saved = False
-    _saved = None
-    _out_meta = None
-    _in_meta = ()
+    _had_saved = False    # a tensor was saved (set when saving): freeing it makes a second pass fail
+    _materialize = True   # missing output gradients are given as zeros
+    _out_meta = None      # [(shape, dtype)] per output, for nodes with several outputs
     _device = None
-    _slot_args = None
 
     def __init__(self):
         self._seq = next(_sequence)
         self.next_functions = ()
-        self.metadata = {}
+        self._saved = None
+        self._in_meta = ()
+        self.needs_input_grad = ()
+        if anomaly_mode._enabled:
+            anomaly_mode.record_traceback(self)
 
     # -- identity ---------------------------------------------------------
     def name(self) -> str:
         """The node's name, e.g. ``'MulBackward0'``."""
-        return type(self).__name__
-
-    def _repr_name(self) -> str:
-        """The name a tensor's repr shows in ``grad_fn=<...>`` (PyTorch shows the node's class name)."""
         return type(self).__name__
 
     def _sequence_nr(self) -> int:
@@ -151,69 +204,47 @@ class Node:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
     @property
+    def metadata(self) -> dict:
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
+
+    @property
     def requires_grad(self) -> bool:
         return True
 
-    # -- saved tensors ----------------------------------------------------
     @property
-    def saved_tensors(self):
-        """The arrays given to ``save_for_backward``, checked against their versions.
+    def n_outputs(self) -> int:
+        return len(self._out_meta) if self._out_meta else 1
 
-        Raises
-        ------
-        RuntimeError
-            "backward through the graph a second time" once freed;
-            "modified by an inplace operation" when a saved tensor changed.
-        """
+    # -- saved tensors ----------------------------------------------------
+    def _check_released(self) -> None:
         if self._released and self._had_saved:
             raise RuntimeError(RELEASED_MESSAGE)
-        saved = self._saved
-        if not saved:
-            return ()
-        return tuple(s.unpack() if s is not None else None for s in saved)
 
     def _release(self) -> None:
-        """Free the saved tensors (backward ran without ``retain_graph``)."""
-        if self._saved is not None:
-            self._had_saved = True
+        """Free the saved tensors (backward ran without ``retain_graph``).
+
+        Saved sizes and other attributes stay, as in PyTorch: a node that
+        saved no tensor can run again.
+        """
+        if self._had_saved:
             self._saved = None
         self._released = True
-
-    def __getattr__(self, item):
-        # PyTorch exposes saved values as ``_saved_<name>`` attributes.
-        if item.startswith("_saved_") and item[7:] in type(self)._names_saved:
-            if self._released and self._had_saved:
-                raise RuntimeError(RELEASED_MESSAGE)
-            from .._tensor import Tensor
-            idx = type(self)._names_saved.index(item[7:])
-            saved = self.__dict__.get("_saved") or ()
-            value = saved[idx] if idx < len(saved) else None
-            if value is None:
-                extra = self.__dict__.get("_extra_saved", {})
-                return extra.get(item[7:])
-            arr = value.unpack()
-            return Tensor._wrap(arr, self.__dict__.get("_device"))
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{item}'")
-
-    def __dir__(self):
-        return list(super().__dir__()) + ["_saved_" + n for n in type(self)._names_saved]
 
     # -- hooks ------------------------------------------------------------
     def register_hook(self, fn):
         """Register ``fn(grad_inputs, grad_outputs)`` to run after this node; it may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = _HookDict()
-        handle = RemovableHandle(self._post_hooks)
-        self._post_hooks[handle.id] = fn
-        return handle
+        return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """Register ``fn(grad_outputs)`` to run before this node; it may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
-        handle = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[handle.id] = fn
-        return handle
+        return add_hook(self._pre_hooks, fn)
 
     def _hooks_for_output(self, output_nr: int) -> _HookDict:
         if self._tensor_hooks is None:
@@ -229,8 +260,12 @@ class Node:
         self._retain_refs[output_nr] = weakref.ref(tensor)
 
     # -- computation (overridden) -------------------------------------------
-    def _backward(self, grads):
-        """Map output gradients (arrays, one per output) to input gradients (one per input slot)."""
+    def _backward(self, grads, F):
+        """Map output gradients (one per output) to input gradients (one per ``next_functions`` entry).
+
+        ``F`` is the namespace the formulas run in: arrays in a plain pass,
+        tensors when the pass is recorded (``create_graph=True``).
+        """
         raise NotImplementedError
 
 
@@ -243,6 +278,8 @@ class AccumulateGrad(Node):
         The leaf tensor this node accumulates into.
     """
 
+    __slots__ = ("variable",)
+
     def __init__(self, variable):
         Node.__init__(self)
         self._seq = 1 << 62  # runs as soon as it is ready, as in PyTorch (UINT64_MAX there)
@@ -251,5 +288,18 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
 
-    def _backward(self, grads):
+    def _backward(self, grads, F):
         return ()
+
+
+class DelayedError(Node):
+    """A node whose backward raises: what ``once_differentiable`` puts behind a gradient (PyTorch's name)."""
+
+    def __init__(self, message, edges):
+        Node.__init__(self)
+        self.message = message
+        self.next_functions = tuple(edges)
+        self.needs_input_grad = tuple(e[0] is not None for e in edges)
+
+    def _backward(self, grads, F):
+        raise RuntimeError(self.message)

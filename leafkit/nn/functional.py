@@ -22,10 +22,10 @@ from __future__ import annotations
 import warnings
 
 from .._tensor import Tensor
-from .._functions import arithmetic as _A
 from .._functions import loss as _L
-from .._functions import shape as _S
-from .._functions import unary as _U
+from .._functions._registry import apply
+from .._functions.linalg import addmm, mm
+from .._functions.shape import unsafe_view_spec
 
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss",
            "linear"]
@@ -56,26 +56,24 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     _check_tensor("relu", "input", input)
     if inplace:
         return relu_(input)
-    return _U.ReluBackward0.apply(input)
+    return input.relu()
 
 
 def relu_(input: Tensor) -> Tensor:
     """In-place ``relu`` (``ReluBackward0``); PyTorch's leaf in-place RuntimeError on a leaf that requires grad."""
-    from .._functions import inplace as _IP
-
-    return _IP.inplace(input, _U.ReluBackward0)
+    return input.relu_()
 
 
 def sigmoid(input: Tensor) -> Tensor:
     """``1 / (1 + exp(-input))`` elementwise (``SigmoidBackward0``); integer input gives the default float dtype."""
     _check_tensor("sigmoid", "input", input)
-    return _U.SigmoidBackward0.apply(input)
+    return input.sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:
     """Hyperbolic tangent elementwise (``TanhBackward0``)."""
     _check_tensor("tanh", "input", input)
-    return _U.TanhBackward0.apply(input)
+    return input.tanh()
 
 
 def _softmax_dim(name: str, ndim: int) -> int:
@@ -167,7 +165,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise TypeError(f"nll_loss(): argument 'target' (position 2) must be Tensor, not {type(target).__name__}")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return _L.NllLossBackward0.apply(input, target, weight, reduction, int(ignore_index))
+    return apply(_L.nll_loss_spec, (input, target, weight, _L.reduction_enum(reduction), int(ignore_index)))[0]
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
@@ -207,7 +205,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         raise NotImplementedError("leafkit's cross_entropy does not implement label_smoothing")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    _L.check_reduction(reduction)
+    _L.reduction_enum(reduction)
     dim = 0 if input.dim() <= 1 else 1
     return nll_loss(log_softmax(input, dim), target, weight, None, ignore_index, None, reduction)
 
@@ -240,7 +238,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
         raise NotImplementedError("leafkit's mse_loss does not implement weight")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    _L.check_reduction(reduction)
+    red = _L.reduction_enum(reduction)
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
@@ -252,7 +250,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
             input = input.expand(shape)
         if target.shape != shape:
             target = target.expand(shape)
-    return _L.MseLossBackward0.apply(input, target, reduction)
+    return apply(_L.mse_loss_spec, (input, target, red))
 
 
 def _broadcast_shape(a, b):
@@ -322,7 +320,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                                f"{_ADDMM_NAMES.get(b, b)}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_MM_NAMES.get(a, a)} != "
                            f"{_MM_NAMES.get(b, b)}")
-    wt = _S.TBackward0.apply(weight)
+    wt = weight.t()
     if bias is not None:
         out_f = wshape[0] if len(wshape) == 2 else 1
         bshape = bias._data.shape
@@ -333,17 +331,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                                f"[{', '.join(map(str, target))}].  Tensor sizes: [{', '.join(map(str, bshape))}]")
     if nd == 2:
         if bias is None:
-            return _A.MmBackward0.apply(input, wt)
-        return _A.AddmmBackward0.apply(bias, input, wt)
+            return mm(input, wt)
+        return addmm(bias, input, wt)
     if nd == 1:
         if bias is None:
             return input @ wt  # SqueezeBackward4 over MmBackward0, as PyTorch's matmul
-        out = _A.AddmmBackward0.apply(bias, input.view(1, -1), wt)
+        out = addmm(bias, input.view(1, -1), wt)
         return out.view(out.shape[-1])
     lead = tuple(input.shape[:-1])
     if bias is not None and input.is_contiguous():
-        out = _A.AddmmBackward0.apply(bias, input.view(-1, input.shape[-1]), wt)
+        out = addmm(bias, input.view(-1, input.shape[-1]), wt)
         return out.view(*lead, out.shape[-1])
     flat = input.reshape(-1, input.shape[-1])
-    out = _S.UnsafeViewBackward0.apply(_A.MmBackward0.apply(flat, wt), (*lead, wt.shape[-1]))
+    out = apply(unsafe_view_spec, (mm(flat, wt), (*lead, wt.shape[-1])))
     return out if bias is None else out + bias

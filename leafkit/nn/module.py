@@ -522,7 +522,7 @@ class Module:
             "Torch not compiled with CUDA enabled" for ``cuda`` when it is
             unavailable (``LEAFKIT_SIMULATE_CUDA=0`` and no GPU).
         """
-        from .._tensor import parse_to_args
+        from .._functions.copy import parse_to_args
 
         dtype, dev, _ = parse_to_args(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:

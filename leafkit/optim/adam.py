@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .._functions._base import array_module
+from .._device import array_module
 from .optimizer import Optimizer, _bump, _check_number
 
 __all__ = ["Adam"]

@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 import leafkit
-from autograd.review_cases import ERROR_CASES, VALUE_CASES
+from engine.review_cases import ERROR_CASES, VALUE_CASES
 
 torch = pytest.importorskip("torch")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import leafkit as lk
-from autograd import review_cases as rc
+from engine import review_cases as rc
 
 
 def test_select_is_a_view():

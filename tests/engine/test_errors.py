@@ -160,8 +160,6 @@ def test_leaf_inplace_allowed_under_no_grad():
 
 def test_unsupported_arguments_raise():
     x = leafkit.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError):
-        (x * 2).sum().backward(create_graph=True)
     with pytest.raises(TypeError):
         x.to("cpu", bogus=True)
     with pytest.raises(TypeError):

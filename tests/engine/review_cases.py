@@ -2,7 +2,7 @@
 
 Each takes the ``torch``-like module and returns what a learner would print;
 tests/parity/test_review_parity.py runs them on PyTorch and leafkit and
-compares the reprs, and tests/autograd/test_views_inplace.py checks the key
+compares the reprs, and tests/engine/test_views_inplace.py checks the key
 ones against PyTorch's values without needing PyTorch.
 """
 from __future__ import annotations

@@ -1,0 +1,447 @@
+"""The operation registry: one entry per differentiable operation, and everything made from it.
+
+An entry is a call to :func:`defop`, in the spirit of PyTorch's
+``derivatives.yaml``::
+
+    defop("sin", lambda self: xp_sin(self),
+          self=lambda F, grad, self: grad * F.cos(self))
+
+gives the forward (on NumPy/CuPy arrays) and one derivative formula per
+differentiable input.  A formula's parameters say what it needs, by name:
+
+``grad`` / ``grads``
+    the gradient of the (first) output / of every output;
+an input's name (``self``, ``other`` ...)
+    that input, saved for backward (``_saved_self`` on the node);
+an output's name (``result`` by default)
+    the output, saved for backward (``_saved_result``);
+an attribute's name (``dim``, ``keepdim`` ...)
+    a non-tensor argument of the forward;
+``<input>_sym_sizes``, ``<input>_sym_numel``, ``<input>_scalar_type``
+    an input's shape, size or dtype, saved without the input itself.
+
+Only what the formulas of the inputs that need a gradient use is saved, as
+in PyTorch.  Formulas run in a namespace ``F`` (see :mod:`._namespace`): on
+arrays in a plain backward pass, and on tensors when the pass is recorded
+(``create_graph=True``), so one formula gives first and higher derivatives.
+Every op is also available in both namespaces under its name (``F.cos``),
+so a formula may call any op, including the ``*_backward`` ops whose own
+derivatives give second derivatives (``F.tanh_backward``).
+
+From an entry come: the node class (``SinBackward0``, named as PyTorch names
+it), the ``Tensor`` method, the in-place method, the ``torch.*`` function,
+and the rows of the gradcheck, gradgradcheck and parity suites
+(``tests/op_db.py``).
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..autograd.grad_mode import _state
+from ..autograd.graph import RELEASED_MESSAGE, Node, SavedVariable
+from .._tensor import Tensor
+
+__all__ = ["defop", "apply", "OpSpec", "OpNode", "SPECS", "public", "PUBLIC"]
+
+SPECS: dict = {}   # op name -> OpSpec
+PUBLIC: dict = {}  # public name -> (function, where): method / function / inplace, for docs and tests
+
+_SIZE_SUFFIXES = ("_sym_sizes", "_sym_numel", "_scalar_type")
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
+
+
+class OpSpec:
+    """Everything known about one differentiable operation (built by :func:`defop`)."""
+
+    def __init__(self, name, forward, node, inputs, outputs, nondiff, not_differentiable, view, nondiff_outputs,
+                 formulas, doc):
+        self.name = name
+        self.forward = forward
+        sig = inspect.signature(forward).parameters
+        params = [p for p in sig if sig[p].kind != inspect.Parameter.VAR_POSITIONAL]
+        var = [p for p in sig if sig[p].kind == inspect.Parameter.VAR_POSITIONAL]
+        self.params = list(sig)
+        self.defaults = [sig[p].default for p in self.params]
+        self.variadic = bool(var)  # ``forward(dim, *tensors)``: any number of tensor inputs after the attributes
+        if self.variadic:
+            self.inputs = tuple(var)
+            self.attrs = tuple(params)
+            self.n_lead = len(params)
+        else:
+            self.inputs = tuple(inputs) if inputs is not None else tuple(params[:1])
+            if list(self.inputs) != params[:len(self.inputs)]:
+                raise TypeError(f"{name}: the inputs must be the forward's first parameters")
+            self.attrs = tuple(p for p in params if p not in self.inputs)
+            self.n_lead = 0
+        self.n_in = len(self.inputs)
+        self.var_outputs = outputs == "*"  # as many outputs as the forward returns (``unbind``)
+        self.outputs = ("result",) if self.var_outputs else tuple(outputs)
+        self.multi = self.var_outputs or len(self.outputs) > 1
+        self.view = view
+        self.nondiff_outputs = frozenset(self.outputs.index(o) for o in nondiff_outputs)
+        self.not_differentiable = tuple(self.inputs.index(n) for n in not_differentiable)
+        skip = set(nondiff) | set(not_differentiable)
+        self.diff = tuple(i for i, n in enumerate(self.inputs) if n not in skip)  # the node's next_functions
+        self.doc = doc
+        # the formulas and the names they read
+        self.formulas = []
+        names = []
+        for i in self.diff:
+            f = formulas.get(self.inputs[i])
+            if f is None:
+                self.formulas.append(None)
+                continue
+            fp = list(inspect.signature(f).parameters)
+            if fp[:1] != ["F"]:
+                raise TypeError(f"{name}: a derivative formula's first parameter is the namespace F")
+            for p in fp[1:]:
+                if p not in ("grad", "grads") and p not in names:
+                    self._kind(p)  # raises for an unknown name
+                    names.append(p)
+            self.formulas.append((f, fp[1:]))
+        unknown = set(formulas) - {self.inputs[i] for i in self.diff}
+        if unknown:
+            raise TypeError(f"{name}: formulas for {sorted(unknown)}, which are not differentiable inputs")
+        self.saved_names = tuple(names)
+        self.saved_kinds = tuple(self._kind(p) for p in names)
+        # formula arguments as indices into [grad, grads, *saved values]
+        env_index = {"grad": 0, "grads": 1, **{p: 2 + k for k, p in enumerate(names)}}
+        self.formulas = [None if f is None else (f[0], tuple(env_index[p] for p in f[1])) for f in self.formulas]
+        self.node_cls = type(node, (OpNode,), {"__slots__": (), "_spec": self, "__module__": "leafkit.autograd",
+                                               "__doc__": doc})
+        self._plans = {}
+
+    def positions(self, n_args):
+        """Where the tensor inputs are among ``n_args`` positional arguments."""
+        return range(self.n_lead, n_args) if self.variadic else range(self.n_in)
+
+    def _kind(self, p):
+        if p in self.inputs:
+            return ("input", -1 if self.variadic else self.inputs.index(p))
+        if p in self.outputs:
+            return ("output", self.outputs.index(p))
+        if p in self.attrs:
+            return ("attr", self.params.index(p))
+        for suffix in _SIZE_SUFFIXES:
+            if p.endswith(suffix) and p[:-len(suffix)] in self.inputs:
+                return (suffix, -1 if self.variadic else self.inputs.index(p[:-len(suffix)]))
+        raise TypeError(f"{self.name}: a derivative formula reads {p!r}, which is no input, output or attribute")
+
+    def plan(self, needs):
+        """Which saved names the inputs that need a gradient use (cached per combination)."""
+        plan = self._plans.get(needs)
+        if plan is None:
+            used = set()
+            for need, f in zip(needs, self.formulas):
+                if need and f is not None:
+                    used.update(f[1])
+            plan = tuple(k for k in range(len(self.saved_names)) if 2 + k in used)
+            self._plans[needs] = plan
+        return plan
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}: {self.node_cls.__name__}>"
+
+
+class OpNode(Node):
+    """The node of a registered op; its backward evaluates the op's derivative formulas."""
+
+    __slots__ = ()
+    _spec = None
+
+    def _backward(self, grads, F):
+        spec = self._spec
+        saved = self._saved
+        if saved is None:
+            if self._released and self._had_saved:
+                raise RuntimeError(RELEASED_MESSAGE)
+            saved = ()
+        as_tensor = F.records
+        env = [grads[0], grads]
+        for v in saved:
+            if v.__class__ is SavedVariable:
+                v = v.unpack(self, as_tensor)
+            env.append(v)
+        if spec.variadic:
+            fn, ids = spec.formulas[0]
+            res = fn(F, *[env[k] for k in ids])
+            return [r if need else None for r, need in zip(res, self.needs_input_grad)]
+        out = []
+        for need, f in zip(self.needs_input_grad, spec.formulas):
+            if need and f is not None:
+                fn, ids = f
+                out.append(fn(F, *[env[k] for k in ids]))
+            else:
+                out.append(None)
+        return out
+
+    def __getattr__(self, item):
+        # PyTorch exposes saved values as ``_saved_<name>`` attributes.
+        if item.startswith("_saved_"):
+            spec = type(self)._spec
+            name = item[7:]
+            if name in spec.saved_names:
+                k = spec.saved_names.index(name)
+                saved = self._saved
+                if saved is None:
+                    if self._released and self._had_saved:
+                        raise RuntimeError(RELEASED_MESSAGE)
+                    return None
+                v = saved[k] if k < len(saved) else None
+                if v.__class__ is SavedVariable:
+                    return v.unpack(self, as_tensor=True)
+                if spec.saved_kinds[k][0] == "input" and v is not None and not isinstance(v, Tensor):
+                    return _wrapped_number(v)
+                return v
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{item}'")
+
+    def __dir__(self):
+        return list(super().__dir__()) + ["_saved_" + n for n in type(self)._spec.saved_names]
+
+
+def _wrapped_number(v):
+    """A Python number saved for backward shows as PyTorch's "wrapped number" tensor (int64 or float64)."""
+    dt = np.bool_ if isinstance(v, bool) else (np.int64 if isinstance(v, int) else np.float64)
+    return Tensor._make(np.asarray(v, dtype=dt), None)
+
+
+def defop(name, forward, *, node=None, inputs=None, outputs=("result",), nondiff=(), not_differentiable=(),
+          view=False, nondiff_outputs=(), device_from=None, doc=None, **formulas):
+    """Register one differentiable operation (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        The op's name, as ATen names it (``"mul"``, ``"_softmax_backward_data"``);
+        formulas call it as ``F.<name>``.
+    forward : callable
+        ``forward(*inputs, *attrs)`` on arrays (inputs may also be Python
+        numbers): returns an array, or a tuple of arrays for several outputs.
+        Its parameter names are the names formulas use.
+    node : str, optional
+        The node class name; default ``<Name>Backward0``.
+    inputs : tuple of str, optional
+        The tensor (or number) parameters; default the first parameter.
+    outputs : tuple of str
+        Names of the outputs (``("values", "indices")`` for ``max(dim)``).
+    nondiff : tuple of str
+        Inputs that are tensors but never differentiated (``where``'s
+        condition): no ``next_functions`` entry, but they may be saved.
+    not_differentiable : tuple of str
+        Inputs that may not require grad at all (PyTorch raises "is not
+        differentiable with respect to argument").
+    view : bool
+        The output shares the first input's storage.
+    nondiff_outputs : tuple of str
+        Outputs that never get a ``grad_fn`` (indices).
+    device_from : str, optional
+        The attribute that names the output's device (a copy to another device).
+    **formulas
+        One derivative formula per differentiable input, by input name.
+
+    Returns
+    -------
+    OpSpec
+    """
+    if name in SPECS:
+        raise ValueError(f"op {name!r} is registered twice")
+    spec = OpSpec(name, forward, node or f"{_camel(name)}Backward0", inputs, outputs, nondiff, not_differentiable,
+                  view, nondiff_outputs, formulas, doc)
+    spec.device_from = spec.params.index(device_from) if device_from else None
+    SPECS[name] = spec
+    from . import _namespace  # the namespaces learn the new op (F.<name>)
+    _namespace.add_op(spec)
+    return spec
+
+
+def public(*names, method=True, function=True):
+    """Register ``fn`` as ``Tensor.<name>`` and/or ``torch.<name>`` for each of ``names``."""
+
+    def deco(fn):
+        for n in names:
+            if method:
+                setattr(Tensor, n, fn)
+            PUBLIC[n] = (fn, method, function)
+        return fn
+    return deco
+
+
+# -- running an op --------------------------------------------------------------------------------------
+_CPU = None
+
+
+def _common_device(dev, d, inputs):
+    """PyTorch lets a CPU 0-d tensor (a "scalar tensor") join an op on another device; nothing else mixes."""
+    if dev.type == "cpu" or d.type == "cpu":
+        other = d if dev.type == "cpu" else dev
+        if all(a._device is other or (a._device.type == "cpu" and a._data.ndim == 0)
+               for a in inputs if isinstance(a, Tensor)):
+            return other
+    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {dev} and "
+                       f"{d}!")
+
+
+def _arrays(spec, args):
+    """The forward's arguments (tensors unwrapped), the device, and whether any input requires grad."""
+    fargs = list(args)
+    dev = None
+    need = False
+    mixed = False
+    positions = spec.positions(len(args))
+    for i in positions:
+        a = args[i]
+        if isinstance(a, Tensor):
+            if a._base is not None:
+                a._fresh()
+                if a._invalid:
+                    a._raise_invalid()
+            d = a._device
+            if dev is None:
+                dev = d
+            elif d is not dev:
+                dev = _common_device(dev, d, [args[i] for i in positions])
+                mixed = True
+            fargs[i] = a._data
+            if a._requires_grad:
+                need = True
+    if mixed:
+        from .._device import to_device_array
+        for i in positions:
+            a = args[i]
+            if isinstance(a, Tensor) and a._device is not dev:
+                fargs[i] = to_device_array(a._data, a._device, dev)
+    return fargs, dev, need
+
+
+def apply(spec, args):
+    """Run ``spec`` on ``args`` (inputs, then attributes): forward on arrays, and a node when recording.
+
+    Raises
+    ------
+    RuntimeError
+        "Expected all tensors to be on the same device" for inputs on
+        different devices (a CPU 0-d tensor may join a cuda op); PyTorch's
+        inference-tensor and "is not differentiable" errors; and whatever
+        the forward raises (shapes, dtypes), with PyTorch's messages.
+    """
+    fargs, dev, need = _arrays(spec, args)
+    out = spec.forward(*fargs)
+    if spec.device_from is not None:
+        dev = args[spec.device_from]
+    if need and _state.enabled:
+        return _record(spec, args, out, dev)
+    return _plain(spec, args, out, dev, need)
+
+
+def _plain(spec, args, out, dev, need):
+    make = Tensor._make
+    if spec.multi:
+        res = tuple(make(o, dev) for o in out)
+    else:
+        res = make(out, dev)
+    if need or _state.inference:
+        for r in (res if spec.multi else (res,)):
+            if need:
+                r._created_in_no_grad = True
+    if spec.view:
+        base = args[0]
+        for r in (res if spec.multi else (res,)):
+            r._share_view_of(base, recorded=False)
+    elif _state.inference:
+        for r in (res if spec.multi else (res,)):
+            r._inference = True
+    return res
+
+
+def _record(spec, args, out, dev):
+    cls = spec.node_cls
+    node = cls.__new__(cls)
+    Node.__init__(node)
+    node._device = dev
+    edges = []
+    meta = []
+    needs = []
+    for i in (spec.positions(len(args)) if spec.variadic else spec.diff):
+        a = args[i]
+        if isinstance(a, Tensor) and a._requires_grad:
+            edges.append(a._edge())
+            meta.append((a._data.shape, a._data.dtype))
+            needs.append(True)
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+            needs.append(False)
+    for i in spec.not_differentiable:
+        a = args[i]
+        if isinstance(a, Tensor) and a._requires_grad:
+            raise RuntimeError(f"The function '{spec.name}' is not differentiable with respect to argument "
+                               f"'{spec.inputs[i]}'. This input cannot have requires_grad True.")
+    node.next_functions = tuple(edges)
+    node._in_meta = meta
+    needs = tuple(needs)
+    node.needs_input_grad = needs
+    if spec.variadic:
+        needs = (any(needs),)
+    make = Tensor._make
+    if spec.multi:
+        results = []
+        nd = spec.nondiff_outputs
+        for k, o in enumerate(out):
+            if k in nd or o.dtype.kind not in "fc":
+                results.append(make(o, dev))
+            else:
+                results.append(make(o, dev, node, k))
+        node._out_meta = [(o.shape, o.dtype) for o in out]
+    else:
+        results = (make(out, dev, node, 0) if out.dtype.kind in "fc" else make(out, dev),)
+    if spec.view:
+        base = args[0]
+        for r in results:
+            r._share_view_of(base, recorded=True)
+            if r._grad_fn is None and base._requires_grad:  # an integer view keeps no history
+                r._requires_grad = False
+    plan = spec.plan(needs)
+    if plan:
+        node._saved = _save(spec, node, plan, args, results)
+    return tuple(results) if spec.multi else results[0]
+
+
+def _save(spec, node, plan, args, results):
+    saved = [None] * len(spec.saved_names)
+    had = False
+    for k in plan:
+        kind, idx = spec.saved_kinds[k]
+        if kind == "input":
+            a = args[idx]
+            if isinstance(a, Tensor):
+                if a._inference:
+                    a._check_can_be_saved()
+                fn = a._grad_fn
+                saved[k] = SavedVariable(a._data, a._version_counter, a, a._output_nr,
+                                         fn.name() if fn is not None else None, a._device)
+            else:
+                saved[k] = a
+            had = True
+        elif kind == "output":
+            r = results[idx]
+            # an output with this node as history is saved without the tensor (no cycle); one without (indices)
+            # is saved as the tensor itself
+            saved[k] = SavedVariable(r._data, r._version_counter, r if r._grad_fn is None else None, idx,
+                                     node.name(), r._device)
+            had = True
+        elif kind == "attr":
+            saved[k] = args[idx] if idx < len(args) else spec.defaults[idx]
+        elif idx < 0:  # sizes of every input of a variadic op
+            saved[k] = [args[i]._data.shape for i in spec.positions(len(args))]
+        else:  # a size of an input, saved without the input
+            a = args[idx]
+            arr = a._data if isinstance(a, Tensor) else np.asarray(a)
+            saved[k] = (arr.shape if kind == "_sym_sizes" else int(arr.size) if kind == "_sym_numel"
+                        else arr.dtype)
+    node._had_saved = had
+    return tuple(saved)

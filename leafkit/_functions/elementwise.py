@@ -1,0 +1,697 @@
+"""Elementwise operations: arithmetic, powers, exp/log, trigonometry, activations, rounding, where, maximum.
+
+Each ``defop`` entry is one operation: its forward on arrays and one
+derivative formula per differentiable input, written as PyTorch's
+``derivatives.yaml`` writes it (so a recorded backward pass has PyTorch's
+node names: ``grad * self.cos()`` is a ``MulBackward0`` over a
+``CosBackward0``).  Python numbers are inputs too: ``a + 2`` has
+``next_functions`` of ``((AccumulateGrad, 0), (None, 0))``, as in PyTorch.
+
+The ``*_backward`` ops (``tanh_backward`` ...) are what the first
+derivative of some ops calls; their own formulas give second derivatives
+(``TanhBackwardBackward0``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from ._base import array_module, as_array, as_operand, check_tensor, is_number, num, operand, prep, promote, to_float
+from ._registry import apply, defop, public
+from .inplace import inplace
+
+_ERR = {"all": "ignore"}
+
+
+# -- building blocks for the public surface -------------------------------------------------------------------
+def unary(name, forward, *, node=None, method=True, function=True, in_place=True, doc=None, **formulas):
+    """An op of one tensor: the entry, ``Tensor.<name>()``, ``torch.<name>(input)`` and ``Tensor.<name>_()``."""
+    spec = defop(name, forward, node=node, doc=doc, **formulas)
+
+    def op(self):
+        return apply(spec, (self,))
+
+    def fn(input):
+        check_tensor(name, "input", input)
+        return apply(spec, (input,))
+
+    def op_(self):
+        return inplace(self, spec, (self,))
+
+    op.__name__, fn.__name__, op_.__name__ = name, name, name + "_"
+    op.__doc__ = fn.__doc__ = doc or f"Elementwise ``{name}`` (``{spec.node_cls.__name__}``)."
+    op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``; PyTorch's in-place rules)."
+    if method:
+        public(name, function=False)(op)
+    if function:
+        public(name, method=False)(fn)
+    if in_place:
+        public(name + "_", function=False)(op_)
+    return spec
+
+
+def _float_unary(np_fn, errors=False):
+    """Forward of a float-valued function of one tensor (integers give the default float dtype)."""
+    if errors:
+        def forward(self):
+            with np.errstate(**_ERR):
+                return as_array(np_fn(to_float(self)))
+    else:
+        def forward(self):
+            return as_array(np_fn(to_float(self)))
+    return forward
+
+
+def _no_bool(name):
+    def check(a):
+        if a.dtype.kind == "b":
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    return check
+
+
+# -- scalar helpers that derivative formulas use (PyTorch's Scalar overloads: MulBackward1 ...) ---------------
+mul_scalar = defop("mul_scalar", lambda self, other: as_array(self * other), node="MulBackward1",
+                   self=lambda F, grad, other: F.mul_scalar(grad, other))
+div_scalar = defop("div_scalar", lambda self, other: as_array(self / other), node="DivBackward1",
+                   self=lambda F, grad, other: F.div_scalar(grad, other))
+add_scalar = defop("add_scalar", lambda self, other, alpha=1: as_array(self + other * alpha), node="AddBackward1",
+                   self=lambda F, grad: grad)
+sub_scalar = defop("sub_scalar", lambda self, other, alpha=1: as_array(self - other * alpha), node="SubBackward1",
+                   self=lambda F, grad: grad)
+
+
+# -- unary -------------------------------------------------------------------------------------------------------
+def _neg(self):
+    if self.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return as_array(-self)
+
+
+neg = unary("neg", _neg, self=lambda F, grad: -grad, doc="Negation, ``-self`` (``NegBackward0``).")
+unary("exp", _float_unary(np.exp, errors=True), self=lambda F, grad, result: grad * result,
+      doc="Elementwise e**x (``ExpBackward0``, saves the result). Integer input gives the default float dtype.")
+unary("log", _float_unary(np.log, errors=True), self=lambda F, grad, self: grad / self,
+      doc="Elementwise natural log (``LogBackward0``); log of 0 is -inf and of a negative number nan.")
+unary("sqrt", _float_unary(np.sqrt, errors=True), self=lambda F, grad, result: grad / F.mul_scalar(result, 2),
+      doc="Elementwise square root (``SqrtBackward0``); negative input gives nan.")
+unary("sin", _float_unary(np.sin, errors=True), self=lambda F, grad, self: grad * F.cos(self),
+      doc="Elementwise sine (``SinBackward0``).")
+unary("cos", _float_unary(np.cos, errors=True), self=lambda F, grad, self: grad * -F.sin(self),
+      doc="Elementwise cosine (``CosBackward0``).")
+unary("tanh", _float_unary(np.tanh), self=lambda F, grad, result: F.tanh_backward(grad, result),
+      doc="Elementwise tanh (``TanhBackward0``; its derivative is the op ``tanh_backward``).")
+
+
+def _sigmoid(self):
+    a = to_float(self)
+    with np.errstate(**_ERR):
+        return as_array(1 / (1 + np.exp(-a)))
+
+
+unary("sigmoid", _sigmoid, self=lambda F, grad, result: F.sigmoid_backward(grad, result),
+      doc="1 / (1 + e**-x) elementwise (``SigmoidBackward0``).")
+
+
+def _reciprocal(self):
+    with np.errstate(**_ERR):
+        return as_array(1 / to_float(self))
+
+
+unary("reciprocal", _reciprocal, self=lambda F, grad, result: -grad * (result * result),
+      doc="1 / x elementwise (``ReciprocalBackward0``).")
+
+
+def _abs(self):
+    if self.dtype.kind == "b":
+        raise RuntimeError("\"abs_cpu\" not implemented for 'Bool'")
+    return as_array(np.abs(self))
+
+
+def _sign(self):
+    if self.dtype.kind == "b":
+        return as_array(self.copy())
+    return as_array((self > 0).astype(self.dtype) - (self < 0).astype(self.dtype))  # sign(nan) is 0, as in PyTorch
+
+
+unary("abs", _abs, self=lambda F, grad, self: grad * F.sgn(self),
+      doc="Elementwise absolute value (``AbsBackward0``); the gradient at 0 (and at nan) is 0, as in PyTorch.")
+unary("sgn", _sign, self=lambda F, grad: F.zeros_like(grad), in_place=True,
+      doc="The sign of each element (``SgnBackward0``); zero gradient.")
+unary("sign", _sign, self=lambda F, grad: F.zeros_like(grad),
+      doc="The sign of each element, -1, 0 or 1 (``SignBackward0``); its gradient is zero everywhere.")
+
+
+def _rounding(np_fn, name):
+    def forward(self):
+        if self.dtype.kind == "b":
+            raise RuntimeError(f"\"{name}\" \"_vml_cpu\" not implemented for 'Bool'")
+        return as_array(np_fn(self)) if self.dtype.kind == "f" else as_array(self.copy())
+    return forward
+
+
+for _name, _fn in (("round", np.round), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
+    unary(_name, _rounding(_fn, _name), self=lambda F, grad: F.zeros_like(grad),
+          doc=f"Elementwise ``{_name}`` (``{_name.capitalize()}Backward0``); its gradient is zero everywhere, as "
+              "in PyTorch (the function is flat between its jumps).")
+
+
+def _relu(self):
+    return as_array(np.maximum(self, 0))
+
+
+unary("relu", _relu, self=lambda F, grad, result: F.threshold_backward(grad, result, 0),
+      doc="max(x, 0) elementwise (``ReluBackward0``); the gradient at 0 is 0.")
+
+
+# -- the *_backward ops: first derivatives that are themselves differentiable ------------------------------------
+def _threshold_backward(grad_output, self, threshold):
+    xp = array_module(grad_output)
+    return as_array(xp.where(self <= threshold, grad_output.dtype.type(0), grad_output))  # nan passes
+
+
+defop("threshold_backward", _threshold_backward, inputs=("grad_output", "self"),
+      grad_output=lambda F, grad, self, threshold: F.threshold_backward(grad, self, threshold),
+      self=lambda F, grad: F.zeros_like(grad))
+defop("tanh_backward", lambda grad_output, output: as_array(grad_output * (1 - output * output)),
+      inputs=("grad_output", "output"),
+      grad_output=lambda F, grad, output: F.tanh_backward(grad, output),
+      output=lambda F, grad, output, grad_output: grad * (F.mul_scalar(output, -2) * grad_output))
+defop("sigmoid_backward", lambda grad_output, output: as_array(grad_output * (1 - output) * output),
+      inputs=("grad_output", "output"),
+      grad_output=lambda F, grad, output: F.sigmoid_backward(grad, output),
+      output=lambda F, grad, output, grad_output: grad * grad_output * F.add_scalar(F.mul_scalar(output, -2), 1))
+
+
+# -- clamp -------------------------------------------------------------------------------------------------------
+def _clamp(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
+        self = to_float(self)  # PyTorch: float bounds on an integer tensor give the default float dtype
+    with np.errstate(**_ERR):
+        out = self
+        if min is not None:
+            out = np.maximum(out, self.dtype.type(min))
+        if max is not None:
+            out = np.minimum(out, self.dtype.type(max))
+        if out is self:
+            out = self.copy()
+        xp = array_module(self)
+        out = xp.where(xp.isnan(self), self, out) if self.dtype.kind == "f" else out  # nan stays nan
+    return as_array(out)
+
+
+def _clamp_mask(self, min, max):
+    if min is not None and max is not None:
+        return (self >= min) & (self <= max)
+    return (self >= min) if min is not None else (self <= max)
+
+
+clamp_spec = defop("clamp", _clamp, node="ClampBackward1",
+                   self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0))
+
+
+@public("clamp", "clip")
+def clamp(input, min=None, max=None):
+    """Limit values to [min, max] (``ClampBackward1``); the gradient passes where min <= x <= max.
+
+    Raises ``RuntimeError`` when both bounds are None."""
+    check_tensor("clamp", "input", input)
+    return apply(clamp_spec, (input, num(min), num(max)))
+
+
+@public("clamp_", "clip_", function=False)
+def clamp_(self, min=None, max=None):
+    """In-place :meth:`clamp` (node ``ClampBackward1``)."""
+    return inplace(self, clamp_spec, (self, num(min), num(max)))
+
+
+# -- binary arithmetic -----------------------------------------------------------------------------------------
+def _add(self, other, alpha=1):
+    a, b = prep(self, other)
+    return as_array(a + b if alpha == 1 else a + alpha * b)
+
+
+def _sub(self, other, alpha=1):
+    a, b = prep(self, other)
+    if a.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    return as_array(a - b if alpha == 1 else a - alpha * b)
+
+
+def _mul(self, other):
+    a, b = prep(self, other)
+    return as_array(a * b)
+
+
+def _div(self, other):
+    a, b = prep(self, other)
+    if a.dtype.kind in "biu" and getattr(b, "dtype", np.dtype("i8")).kind in "biu" and not isinstance(b, float):
+        ft = _dtype.get_default_dtype().np  # true division of integers gives the default float dtype
+        a = a.astype(ft)
+        b = b.astype(ft) if hasattr(b, "astype") else ft.type(b)
+    with np.errstate(**_ERR):
+        return as_array(a / b)
+
+
+add_spec = defop("add", _add, inputs=("self", "other"),
+                 self=lambda F, grad: grad,
+                 other=lambda F, grad, alpha: grad if alpha == 1 else F.mul_scalar(grad, alpha))
+sub_spec = defop("sub", _sub, inputs=("self", "other"),
+                 self=lambda F, grad: grad,
+                 other=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha))
+
+
+def _rsub(self, other, alpha=1):
+    a, b = prep(self, other)
+    return as_array(b - a if alpha == 1 else b - alpha * a)
+
+
+rsub_spec = defop("rsub", _rsub, node="RsubBackward1",
+                  self=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha))
+mul_spec = defop("mul", _mul, inputs=("self", "other"),
+                 self=lambda F, grad, other: grad * other,
+                 other=lambda F, grad, self: grad * self)
+div_spec = defop("div", _div, inputs=("self", "other"),
+                 self=lambda F, grad, other: grad / other,
+                 other=lambda F, grad, self, other: -grad * ((self / other) / other))
+
+
+def _div_mode(self, other, rounding_mode):
+    a, b = prep(self, other)
+    with np.errstate(**_ERR):
+        if rounding_mode == "floor":
+            if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
+                raise RuntimeError("ZeroDivisionError")
+            return as_array(np.floor_divide(a, b))
+        if rounding_mode == "trunc":
+            q = a / b
+            return as_array(np.trunc(q).astype(q.dtype) if a.dtype.kind == "f" else
+                            (np.trunc(q)).astype(a.dtype))
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                     f"'{rounding_mode}'")
+
+
+div_mode_spec = defop("div_mode", _div_mode, inputs=("self", "other"), node="DivBackward2",
+                      self=lambda F, grad: F.zeros_like(grad),
+                      other=lambda F, grad: F.zeros_like(grad))
+
+
+def _remainder(self, other):
+    a, b = prep(self, other)
+    if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(**_ERR):
+        return as_array(np.remainder(a, b))
+
+
+remainder_spec = defop("remainder", _remainder, inputs=("self", "other"), node="RemainderBackward1",
+                       self=lambda F, grad: grad,
+                       other=lambda F, grad, self, other: -grad * F.div_mode(self, other, "floor"))
+remainder_scalar_spec = defop("remainder_scalar", lambda self, other: _remainder(self, other),
+                              node="RemainderBackward0", self=lambda F, grad: grad)
+
+
+def _not_implemented(F, grad):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+# PyTorch records a node named ``NotImplemented`` for an op without a derivative; its backward raises
+floor_divide_spec = defop("floor_divide", lambda self, other: _div_mode(self, other, "floor"),
+                          inputs=("self", "other"), node="NotImplemented",
+                          self=_not_implemented, other=_not_implemented)
+
+
+# -- powers -----------------------------------------------------------------------------------------------------
+def _pow(self, exponent):
+    if self.dtype.kind == "b":
+        raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
+    if self.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if self.dtype.kind in "biu" and isinstance(exponent, float):
+        self = to_float(self)
+    if exponent == 2:
+        return as_array(self * self)
+    with np.errstate(**_ERR):
+        return as_array(self ** self.dtype.type(exponent) if self.dtype.kind == "f" else self ** exponent)
+
+
+def _pow_backward(F, grad, self, exponent):
+    if exponent == 0:  # PyTorch: exactly zero, whatever the base
+        return F.zeros_like(self)
+    return grad * F.mul_scalar(F.pow(self, exponent - 1), exponent)
+
+
+pow_spec = defop("pow", _pow, node="PowBackward0", self=_pow_backward)
+
+
+def _pow_tensor(self, exponent):
+    a, b = prep(self, exponent)
+    if a.dtype.kind == "b":
+        raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
+    with np.errstate(**_ERR):
+        return as_array(a ** b)
+
+
+pow_tensor_spec = defop(
+    "pow_tensor", _pow_tensor, inputs=("self", "exponent"), node="PowBackward1",
+    self=lambda F, grad, self, exponent: F.where(exponent == 0.0, 0.0,
+                                                 grad * (exponent * F.pow_tensor(self, F.sub_scalar(exponent, 1)))),
+    exponent=lambda F, grad, self, exponent, result: grad * F.where((self == 0.0) & (exponent >= 0.0), 0.0,
+                                                                    result * F.log(self)))
+
+
+def _pow_scalar_base(exponent, self):
+    e, base = prep(exponent, self)
+    with np.errstate(**_ERR):
+        return as_array(base ** e)
+
+
+def _pow_base_backward(F, grad, self, exponent, result):
+    with np.errstate(**_ERR):
+        log_base = float(np.log(self)) if self > 0 else (float("-inf") if self == 0 else float("nan"))
+    if self == 0:
+        return grad * F.where(exponent >= 0.0, 0.0, F.mul_scalar(result, log_base))
+    return grad * F.mul_scalar(result, log_base)
+
+
+pow_base_spec = defop("pow_scalar_base", _pow_scalar_base, inputs=("exponent",), node="PowBackward2",
+                      exponent=_pow_base_backward)
+
+
+@public("pow")
+def pow(input, exponent):  # noqa: A001 - PyTorch's name
+    """``input ** exponent`` (``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor;
+    ``torch.pow(number, tensor)`` is ``PowBackward2``)."""
+    if not isinstance(input, Tensor):
+        if is_number(input) and isinstance(exponent, Tensor):
+            return apply(pow_base_spec, (exponent, num(input)))
+        check_tensor("pow", "input", input)
+    e = operand(exponent, "pow", "exponent")
+    if isinstance(e, Tensor):
+        return apply(pow_tensor_spec, (input, e))
+    return apply(pow_spec, (input, e))
+
+
+@public("pow_", function=False)
+def pow_(self, exponent):
+    """In-place :meth:`pow`."""
+    e = operand(exponent, "pow_", "exponent")
+    if isinstance(e, Tensor):
+        return inplace(self, pow_tensor_spec, (self, e))
+    return inplace(self, pow_spec, (self, e))
+
+
+# -- where, maximum, minimum, masked_fill ------------------------------------------------------------------------
+def _where(condition, self, other):
+    if condition.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_dtype.word(condition.dtype)}")
+    a, b = promote(self, other) if not (hasattr(self, "dtype") and hasattr(other, "dtype")) else \
+        ((self, other) if self.dtype == other.dtype else promote(self, other))
+    xp = array_module(condition)
+    if hasattr(a, "shape") and hasattr(b, "shape"):
+        from ._base import broadcast_shapes
+        broadcast_shapes(condition.shape, a.shape, b.shape)
+    return as_array(xp.where(condition, a, b))
+
+
+where_spec = defop("where", _where, inputs=("condition", "self", "other"), nondiff=("condition",),
+                   self=lambda F, grad, condition: F.where(condition, grad, 0.0),
+                   other=lambda F, grad, condition: F.where(condition, 0.0, grad))
+
+
+@public("where")
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``); either branch may be a number.
+
+    The gradient goes to ``input`` where the condition holds and to ``other``
+    elsewhere.  ``torch.where(condition)`` alone returns the indices of the
+    true elements, as ``nonzero(as_tuple=True)`` does.
+
+    Raises
+    ------
+    RuntimeError
+        A condition that is not bool ("where expected condition to be a
+        boolean tensor"); shapes that do not broadcast.
+    """
+    if input is None and other is None:
+        check_tensor("where", "condition", condition)
+        idx = array_module(condition._data).nonzero(condition._data)
+        return tuple(Tensor._make(as_array(i).astype(np.int64), condition._device) for i in idx)
+    check_tensor("where", "condition", condition)
+    return apply(where_spec, (condition, operand(input, "where", "input"), operand(other, "where", "other")))
+
+
+def _extremum(np_fn):
+    def forward(self, other):
+        a, b = prep(self, other)
+        return as_array(np_fn(a, b))
+    return forward
+
+
+maximum_spec = defop(
+    "maximum", _extremum(np.maximum), inputs=("self", "other"),
+    self=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
+                                                    self < other, 0),
+    other=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
+                                                     self > other, 0))
+minimum_spec = defop(
+    "minimum", _extremum(np.minimum), inputs=("self", "other"),
+    self=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
+                                                    self > other, 0),
+    other=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
+                                                     self < other, 0))
+
+
+@public("maximum")
+def maximum(input, other):
+    """Elementwise larger value of two tensors (``MaximumBackward0``); ties split the gradient evenly."""
+    check_tensor("maximum", "input", input)
+    check_tensor("maximum", "other", other, 2)
+    return apply(maximum_spec, (input, other))
+
+
+@public("minimum")
+def minimum(input, other):
+    """Elementwise smaller value of two tensors (``MinimumBackward0``); ties split the gradient evenly."""
+    check_tensor("minimum", "input", input)
+    check_tensor("minimum", "other", other, 2)
+    return apply(minimum_spec, (input, other))
+
+
+def _masked_fill(self, mask, value):
+    if mask.dtype.kind != "b":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtype.word(mask.dtype).lower()}")
+    xp = array_module(self)
+    v = value if not hasattr(value, "dtype") else value.astype(self.dtype)
+    return as_array(xp.where(mask, self.dtype.type(v) if not hasattr(v, "dtype") else v, self))
+
+
+masked_fill_spec = defop("masked_fill", lambda self, mask, value: _masked_fill(self, mask, value),
+                         inputs=("self", "mask"), nondiff=("mask",), node="MaskedFillBackward0",
+                         self=lambda F, grad, mask: F.masked_fill(grad, mask, 0))
+masked_fill_tensor_spec = defop(
+    "masked_fill_tensor", _masked_fill, inputs=("self", "mask", "value"), nondiff=("mask",),
+    node="MaskedFillBackward1",
+    self=lambda F, grad, mask: F.masked_fill(grad, mask, 0),
+    value=lambda F, grad, mask: F.sum(F.where(mask, grad, 0.0)))
+
+
+@public("masked_fill")
+def masked_fill(input, mask, value):
+    """``value`` where ``mask`` is True (``MaskedFillBackward0``, or ``MaskedFillBackward1`` for a 0-d tensor
+    value, which then gets the summed gradient of the filled places)."""
+    check_tensor("masked_fill", "input", input)
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        return apply(masked_fill_tensor_spec, (input, mask, value))
+    return apply(masked_fill_spec, (input, mask, num(value)))
+
+
+@public("masked_fill_", function=False)
+def masked_fill_(self, mask, value):
+    """In-place :meth:`masked_fill`."""
+    if isinstance(value, Tensor):
+        return inplace(self, masked_fill_tensor_spec, (self, mask, value))
+    return inplace(self, masked_fill_spec, (self, mask, num(value)))
+
+
+# -- the public arithmetic surface -------------------------------------------------------------------------------
+@public("add")
+def add(input, other, *, alpha=1):
+    """``input + alpha * other`` (``AddBackward0``)."""
+    check_tensor("add", "input", input)
+    return apply(add_spec, (input, operand(other, "add"), alpha))
+
+
+@public("sub", "subtract")
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other`` (``SubBackward0``)."""
+    check_tensor("sub", "input", input)
+    return apply(sub_spec, (input, operand(other, "sub"), alpha))
+
+
+@public("mul", "multiply")
+def mul(input, other):
+    """``input * other`` (``MulBackward0``)."""
+    check_tensor("mul", "input", input)
+    return apply(mul_spec, (input, operand(other, "mul")))
+
+
+@public("div", "divide", "true_divide")
+def div(input, other, *, rounding_mode=None):
+    """``input / other``: true division (``DivBackward0``; integers give the default float dtype), or rounded
+    with ``rounding_mode="floor"``/``"trunc"`` (``DivBackward2``, zero gradient)."""
+    check_tensor("div", "input", input)
+    o = operand(other, "div")
+    if rounding_mode is not None:
+        return apply(div_mode_spec, (input, o, rounding_mode))
+    return apply(div_spec, (input, o))
+
+
+@public("remainder")
+def remainder(input, other):
+    """Python's ``%``: the remainder with the divisor's sign (``RemainderBackward1``, or
+    ``RemainderBackward0`` for a number divisor).  d/dself is 1; d/dother is ``-floor(self / other)``."""
+    check_tensor("remainder", "input", input)
+    o = operand(other, "remainder")
+    return apply(remainder_spec if isinstance(o, Tensor) else remainder_scalar_spec, (input, o))
+
+
+@public("floor_divide")
+def floor_divide(input, other):
+    """``input // other`` rounded down.  Not differentiable: as in PyTorch, on a tensor that requires grad the
+    result has ``grad_fn=<NotImplemented>`` and backward raises "derivative for aten::floor_divide is not
+    implemented"."""
+    check_tensor("floor_divide", "input", input)
+    return apply(floor_divide_spec, (input, operand(other, "floor_divide")))
+
+
+@public("reciprocal_", function=False)
+def _reciprocal_(self):
+    """In-place :meth:`reciprocal`."""
+    return inplace(self, SPEC_RECIPROCAL, (self,))
+
+
+from ._registry import SPECS  # noqa: E402
+
+SPEC_RECIPROCAL = SPECS["reciprocal"]
+
+
+def _install_operators():
+    """``+ - * / ** % //`` and their reflected and in-place forms, as PyTorch's Tensor has them."""
+
+    def make(spec):
+        def op(self, other):
+            o = as_operand(other)
+            return NotImplemented if o is None else apply(spec, (self, o))
+        return op
+
+    T = Tensor
+    T.__add__ = T.__radd__ = make(add_spec)
+    T.__sub__ = make(sub_spec)
+    T.__mul__ = T.__rmul__ = make(mul_spec)
+    T.__truediv__ = make(div_spec)
+
+    def rsub(self, other):
+        o = as_operand(other)
+        return NotImplemented if o is None else apply(rsub_spec, (self, o))
+
+    def rtruediv(self, other):
+        o = as_operand(other)
+        if o is None:
+            return NotImplemented
+        return apply(mul_spec, (apply(SPEC_RECIPROCAL, (self,)), o))  # PyTorch: reciprocal(self) * other
+
+    def pow_(self, other):
+        o = as_operand(other)
+        if o is None:
+            return NotImplemented
+        return apply(pow_tensor_spec if isinstance(o, Tensor) else pow_spec, (self, o))
+
+    def rpow(self, other):
+        o = as_operand(other)
+        return NotImplemented if o is None else apply(pow_base_spec, (self, o))
+
+    def mod(self, other):
+        o = as_operand(other)
+        if o is None:
+            return NotImplemented
+        return apply(remainder_spec if isinstance(o, Tensor) else remainder_scalar_spec, (self, o))
+
+    def rmod(self, other):
+        o = as_operand(other)
+        if o is None:
+            return NotImplemented
+        return apply(remainder_spec, (Tensor._make(np.asarray(o, dtype=result_dtype(self, o)), self._device), self))
+
+    def floordiv(self, other):
+        o = as_operand(other)
+        return NotImplemented if o is None else apply(floor_divide_spec, (self, o))
+
+    def rfloordiv(self, other):
+        o = as_operand(other)
+        if o is None:
+            return NotImplemented
+        return apply(floor_divide_spec, (Tensor._make(np.asarray(o, dtype=result_dtype(self, o)), self._device),
+                                         self))
+
+    def neg_(self):
+        return apply(neg, (self,))
+
+    T.__rsub__ = rsub
+    T.__rtruediv__ = rtruediv
+    T.__pow__ = pow_
+    T.__rpow__ = rpow
+    T.__mod__ = mod
+    T.__rmod__ = rmod
+    T.__floordiv__ = floordiv
+    T.__rfloordiv__ = rfloordiv
+    T.__neg__ = neg_
+    T.__pos__ = lambda self: self
+    T.__abs__ = lambda self: self.abs()
+    T.__iadd__ = lambda self, other: self.add_(other)
+    T.__isub__ = lambda self, other: self.sub_(other)
+    T.__imul__ = lambda self, other: self.mul_(other)
+    T.__itruediv__ = lambda self, other: self.div_(other)
+
+
+def result_dtype(t, number):
+    from ._base import result_type
+    return result_type(t._data, number)
+
+
+def _inplace_arith(name, spec):
+    def op_(self, other, *, alpha=None):
+        o = as_operand(other)
+        if o is None:
+            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        args = (self, o) if alpha is None else (self, o, alpha)
+        return inplace(self, spec, args)
+    op_.__name__ = name + "_"
+    op_.__doc__ = (f"In place ``self {name} other``; bumps ``_version``.  Raises ``RuntimeError`` on a leaf that "
+                   "requires grad while grad mode is on (allowed under ``no_grad``), and when the result dtype "
+                   "cannot be stored in ``self`` (\"can't be cast\"). On a non-leaf the history is rebased: "
+                   f"``grad_fn`` becomes ``{spec.node_cls.__name__}``.")
+    return op_
+
+
+for _n, _s in (("add", add_spec), ("sub", sub_spec), ("mul", mul_spec), ("div", div_spec)):
+    public(_n + "_", function=False)(_inplace_arith(_n, _s))
+
+
+@public("remainder_", function=False)
+def remainder_(self, other):
+    """In-place :meth:`remainder`."""
+    o = operand(other, "remainder_")
+    return inplace(self, remainder_spec if isinstance(o, Tensor) else remainder_scalar_spec, (self, o))
+
+
+_install_operators()

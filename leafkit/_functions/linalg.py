@@ -1,0 +1,280 @@
+"""Matrix products: ``mm``, ``mv``, ``dot``, ``bmm``, ``addmm``, and ``matmul`` built from them as PyTorch builds it.
+
+``matmul`` is not an op of its own, in leafkit as in PyTorch: it folds,
+expands and reshapes its operands and calls ``dot``/``mv``/``mm``/``bmm``
+(``at::native::_matmul_impl``), so its graph has PyTorch's nodes
+(``UnsafeViewBackward0`` over ``BmmBackward0`` over ``ExpandBackward0`` for
+batched operands) and broadcast batch dimensions are summed back by
+``ExpandBackward0``'s own derivative.
+"""
+from __future__ import annotations
+
+from .. import _dtype
+from .._tensor import Tensor
+from ._base import as_array, check_tensor
+from ._registry import apply, defop, public
+
+
+def _mm(self, mat2):
+    if self.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if self.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.ctype(self.dtype)} != "
+                           f"{_dtype.ctype(mat2.dtype)}")
+    return self @ mat2
+
+
+def _mv(self, vec):
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {vec.ndim}, {self.ndim}, {vec.ndim}")
+    if self.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), "
+                           f"vec ({vec.shape[0]})")
+    if self.dtype != vec.dtype:
+        w = _dtype.word
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {w(vec.dtype)}, {w(self.dtype)}, "
+                           f"and {w(vec.dtype)}")
+    return as_array(self @ vec)
+
+
+def _dot(self, tensor):
+    if self.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {tensor.ndim}D tensors")
+    if self.shape != tensor.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{tensor.shape[0]}] "
+                           f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
+                           "elements respectively")
+    if self.dtype != tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_dtype.word(self.dtype)} and "
+                           f"{_dtype.word(tensor.dtype)}")
+    return as_array(self @ tensor)
+
+
+def _bmm(self, mat2):
+    if self.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if self.ndim != 3 else "batch2 must be a 3D tensor")
+    if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.word(self.dtype)} but found {_dtype.word(mat2.dtype)}")
+    return self @ mat2
+
+
+def _addmm(self, mat1, mat2, beta=1, alpha=1):
+    out = _mm(mat1, mat2)
+    if self.dtype != out.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_dtype.word(mat1.dtype)} and "
+                           f"{_dtype.word(mat2.dtype)}" if mat1.dtype != mat2.dtype else
+                           f"self and mat2 must have the same dtype, but got {_dtype.word(self.dtype)} and "
+                           f"{_dtype.word(mat2.dtype)}")
+    from ._base import broadcast_check
+    broadcast_check(out, self)
+    if alpha != 1:
+        out = out * alpha
+    out += self if beta == 1 else beta * self
+    return out
+
+
+mm_spec = defop("mm", _mm, inputs=("self", "mat2"),
+                self=lambda F, grad, mat2: F.mm(grad, F.t(mat2)),
+                mat2=lambda F, grad, self: F.mm(F.t(self), grad))
+mv_spec = defop("mv", _mv, inputs=("self", "vec"),
+                self=lambda F, grad, vec: F.reshape(grad, (-1, 1)) * vec,
+                vec=lambda F, grad, self: F.mv(F.t(self), grad))
+dot_spec = defop("dot", _dot, inputs=("self", "tensor"),
+                 self=lambda F, grad, tensor: grad * tensor,
+                 tensor=lambda F, grad, self: grad * self)
+bmm_spec = defop("bmm", _bmm, inputs=("self", "mat2"),
+                 self=lambda F, grad, mat2: F.bmm(grad, F.transpose(mat2, 1, 2)),
+                 mat2=lambda F, grad, self: F.bmm(F.transpose(self, 1, 2), grad))
+
+
+def _maybe_multiply(F, t, s):
+    return t if s == 1 else F.mul_scalar(t, s)
+
+
+addmm_spec = defop("addmm", _addmm, inputs=("self", "mat1", "mat2"),
+                   self=lambda F, grad, beta: _maybe_multiply(F, grad, beta),
+                   mat1=lambda F, grad, mat2, alpha: _maybe_multiply(F, F.mm(grad, F.t(mat2)), alpha),
+                   mat2=lambda F, grad, mat1, alpha: _maybe_multiply(F, F.mm(F.t(mat1), grad), alpha))
+
+
+@public("mm")
+def mm(input, mat2):
+    """Matrix product of two 2-D tensors, ``(n, m) @ (m, p) -> (n, p)`` (``MmBackward0``)."""
+    check_tensor("mm", "input", input)
+    check_tensor("mm", "mat2", mat2, 2)
+    return apply(mm_spec, (input, mat2))
+
+
+@public("mv")
+def mv(input, vec):
+    """Matrix-vector product ``(n, m) @ (m,) -> (n,)`` (``MvBackward0``)."""
+    check_tensor("mv", "input", input)
+    return apply(mv_spec, (input, vec))
+
+
+@public("dot")
+def dot(input, tensor):
+    """Dot product of two 1-D tensors (``DotBackward0``)."""
+    check_tensor("dot", "input", input)
+    return apply(dot_spec, (input, tensor))
+
+
+@public("bmm")
+def bmm(input, mat2):
+    """Batched matrix product ``(B, n, m) @ (B, m, p) -> (B, n, p)`` (``BmmBackward0``)."""
+    check_tensor("bmm", "input", input)
+    return apply(bmm_spec, (input, mat2))
+
+
+@public("addmm")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1``/``mat2`` (``AddmmBackward0``; ``nn.Linear`` on a
+    batch)."""
+    check_tensor("addmm", "input", input)
+    return apply(addmm_spec, (input, mat1, mat2, beta, alpha))
+
+
+# -- matmul: PyTorch's composition -------------------------------------------------------------------------------
+def _should_fold(t1, t2):
+    """PyTorch's ``should_fold``: fold the batch of the larger operand into a matrix and use mm/mv."""
+    t1_larger = t1.ndim >= t2.ndim
+    big = t1 if t1_larger else t2.mT
+    dim_small = t2.ndim if t1_larger else t1.ndim
+    if not (big.ndim >= 3 and dim_small <= 2):
+        return False
+    if (t2 if t1_larger else t1).requires_grad:
+        return True
+    if t1.ndim == 2:
+        return False
+    if big.numel() == 0:
+        return True
+    shape, strides = big.shape, big.stride()
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big.ndim - 2))
+
+
+def _broadcast_batch(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+@public("matmul")
+def matmul(input, other):
+    """Matrix product with PyTorch's broadcasting rules and graph.
+
+    1-D·1-D is ``dot``, 2-D·1-D ``mv``, 1-D·2-D ``unsqueeze``/``mm``/``squeeze``
+    (``SqueezeBackward4``), 2-D·2-D ``mm``.  With more dimensions the batch
+    dimensions broadcast: the larger operand is folded into a matrix when it
+    can be (``mm``/``mv``, then ``UnsafeViewBackward0``), otherwise both are
+    expanded to the common batch shape and multiplied with ``bmm``.  The
+    gradient of a broadcast operand is summed over the dimensions it was
+    expanded along.
+
+    Raises
+    ------
+    RuntimeError
+        For 0-d operands ("both arguments to matmul need to be at least 1D"),
+        mismatched inner sizes (PyTorch's message names both shapes), and
+        batch shapes that do not broadcast.
+    """
+    check_tensor("matmul", "input", input)
+    check_tensor("matmul", "other", other, 2)
+    t1, t2 = input, other
+    d1, d2 = t1._data.ndim, t2._data.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(t1, t2)
+    if d1 == 2 and d2 == 1:
+        return mv(t1, t2)
+    if d1 == 1 and d2 == 2:
+        if t1._data.shape[0] != t2._data.shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied (1x{t1._data.shape[0]} and "
+                               f"{t2._data.shape[0]}x{t2._data.shape[1]})")
+        from .shape import squeeze_inplace_spec
+        return apply(squeeze_inplace_spec, (mm(t1.unsqueeze(0), t2), 0))
+    if d1 == 2 and d2 == 2:
+        return mm(t1, t2)
+    if _should_fold(t1, t2):
+        transpose = d2 > d1
+        a = t2.mT if transpose else t1
+        b = (t1.t() if d1 == 2 else t1) if transpose else t2
+        sizes = a._data.shape
+        out_shape = list(sizes[:-1])
+        folded = 1
+        for s in out_shape:
+            folded *= s
+        if b._data.ndim == 2:
+            out_shape.append(b._data.shape[1])
+        a_folded = a.reshape(folded, sizes[-1])
+        if sizes[-1] != b._data.shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({folded}x{sizes[-1]} and "
+                               + (f"{b._data.shape[0]}x{b._data.shape[1]})" if b._data.ndim == 2
+                                  else f"{b._data.shape[0]}x1)"))
+        from .shape import unsafe_view_spec
+        if b._data.ndim == 2:
+            out = apply(unsafe_view_spec, (mm(a_folded, b), tuple(out_shape)))
+            return out.mT.contiguous() if transpose else out
+        return apply(unsafe_view_spec, (mv(a_folded, b), tuple(out_shape)))
+    # batched: expand both to the common batch shape, then bmm
+    s1, s2 = t1._data.shape, t2._data.shape
+    n = s1[-2] if d1 > 1 else 1
+    m1 = s1[-1]
+    m2 = s2[-2] if d2 > 1 else s2[0]
+    p = s2[-1] if d2 > 1 else 1
+    batch = _broadcast_batch(s1[:max(d1 - 2, 0)], s2[:max(d2 - 2, 0)])
+    bprod = 1
+    for s in batch:
+        bprod *= s
+    e1 = t1.expand(*batch, n, m1).reshape(bprod, n, m1)
+    if d2 == 1:
+        e2 = t2.expand(*batch, m2).reshape(bprod, m2, p)
+    else:
+        e2 = t2.expand(*batch, m2, p).reshape(bprod, m2, p)
+    out_shape = list(batch)
+    if d1 > 1:
+        out_shape.append(n)
+    if d2 > 1:
+        out_shape.append(p)
+    from .shape import unsafe_view_spec
+    return apply(unsafe_view_spec, (bmm(e1, e2), tuple(out_shape)))
+
+
+def _matmul_op(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(self, other)
+
+
+def _rmatmul_op(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
+
+
+Tensor.__matmul__ = _matmul_op
+Tensor.__rmatmul__ = _rmatmul_op
+
+
+@public("outer", "ger")
+def outer(input, vec2):
+    """Outer product of two 1-D tensors: ``input.reshape(-1, 1) * vec2`` (``MulBackward0`` over
+    ``ViewBackward0``), as PyTorch computes it."""
+    check_tensor("outer", "input", input)
+    return input.reshape(input._data.shape[0], 1) * vec2
+
