@@ -18,7 +18,6 @@ import os
 import warnings
 
 import pytest
-
 from lesson_sources import build_lessons, lesson_id, lessons, read_source, source_path, tags, verdicts
 
 #: Per lesson, per exercise (numbered from 1): (a wrong answer, an answer of the wrong type).
@@ -126,7 +125,7 @@ def test_each_exercise_has_answer_solution_and_check(item):
     n = len(WRONG[entry.stem])
     assert kinds == "esc" * n, f"{source_path(lang, entry)}: answer/solution/check cells out of order: {kinds}"
     assert 2 <= n <= 3
-    for answer, solution, check in exercises(nb):
+    for answer, solution, _check in exercises(nb):
         assert solution and solution.strip() != answer.source.strip(), answer.metadata.get("label")
 
 

@@ -17,7 +17,6 @@ import json
 import shutil
 
 import pytest
-
 from lesson_sources import (
     ENTRIES,
     LANGUAGES,
@@ -144,8 +143,8 @@ def test_a_cell_without_label_gets_one(tmp_path):
 def test_jupyterlab_opens_the_pair_as_one_notebook(tmp_path):
     """jupytext's contents manager (what JupyterLab uses with jupytext installed) pairs the files."""
     jupytext = pytest.importorskip("jupytext")
-    from jupytext.sync_contentsmanager import build_sync_jupytext_contents_manager_class
     from jupyter_server.services.contents.filemanager import FileContentsManager
+    from jupytext.sync_contentsmanager import build_sync_jupytext_contents_manager_class
 
     shutil.copytree(ROOT / "lessons", tmp_path / "lessons", ignore=shutil.ignore_patterns("zh"))
     cm = build_sync_jupytext_contents_manager_class(FileContentsManager)(root_dir=str(tmp_path))

@@ -66,7 +66,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from lesson_sources import ENTRIES, lessons, notebook_path
 
 nbformat = pytest.importorskip("nbformat")
@@ -144,7 +143,7 @@ def normalise_device(line: str) -> str:
 def compare(lesson: str, cells, lk_outs, th_outs):
     """Return (mismatches, device_lines): lines that differ, and lines that differ only in device."""
     mismatches, device_lines = [], []
-    for n, (cell, lk, th) in enumerate(zip(cells, lk_outs, th_outs)):
+    for n, (lk, th) in enumerate(zip(lk_outs, th_outs)):
         lk_lines = ADDRESS.sub("0xADDR", lk).splitlines()
         th_lines = ADDRESS.sub("0xADDR", th).splitlines()
         if len(lk_lines) != len(th_lines):
@@ -192,7 +191,7 @@ def test_every_lesson_has_experiments():
 def test_leafkit_prints_what_the_notebook_stores(item, runs):
     _, path = item
     cells, lk_outs, _ = runs(path)
-    for n, (cell, out) in enumerate(zip(cells, lk_outs)):
+    for cell, out in zip(cells, lk_outs):
         assert ADDRESS.sub("0xADDR", out) == ADDRESS.sub("0xADDR", stored_stdout(cell)), (
             f"{path}, parity cell {cell.get('id')!r}: the stored output is stale; rebuild it with "
             f"`make lesson L={path.name[:2]}`\n{cell.source}")

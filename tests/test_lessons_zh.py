@@ -20,7 +20,6 @@ import io
 import tokenize
 
 import pytest
-
 from lesson_sources import ENTRIES, build_lessons, lesson_id, lessons, read_source, source_path, tags
 
 #: True once every lesson of the manifest has its Chinese twin: then a missing

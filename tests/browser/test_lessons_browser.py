@@ -18,7 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from lab_harness import REPO
 
 nbformat = pytest.importorskip("nbformat")
