@@ -9,6 +9,7 @@ Run it with the interpreter of the environment to copy from (``make
 binder-pins`` uses .venv/bin/python).  Only the ``name==version`` lines of
 PINNED are touched; comments stay as they are.
 """
+
 from __future__ import annotations
 
 import re

@@ -107,8 +107,10 @@ def run_lesson(lang: str, entry, replace: dict) -> dict:
                     warnings.filterwarnings("ignore", message=".*non-interactive.*")  # plt.show() on Agg
                     exec(compile(src, f"<{entry.stem} {cell.metadata.get('label')}>", "exec"), ns)
             except Exception as exc:
-                pytest.fail(f"{lang}/{entry.stem}, cell {cell.metadata.get('label')!r} raised "
-                            f"{type(exc).__name__}: {exc}\n{src}")
+                pytest.fail(
+                    f"{lang}/{entry.stem}, cell {cell.metadata.get('label')!r} raised "
+                    f"{type(exc).__name__}: {exc}\n{src}"
+                )
             if "check" in tags(cell):
                 outs[exercise] = buf.getvalue()
     finally:
@@ -120,8 +122,10 @@ def run_lesson(lang: str, entry, replace: dict) -> dict:
 def test_each_exercise_has_answer_solution_and_check(item):
     lang, entry = item
     nb = read_source(lang, entry)
-    kinds = "".join("e" if "exercise" in tags(c) else "s" if "solution" in tags(c) else "c" if "check" in tags(c)
-                    else "" for c in nb.cells)
+    kinds = "".join(
+        "e" if "exercise" in tags(c) else "s" if "solution" in tags(c) else "c" if "check" in tags(c) else ""
+        for c in nb.cells
+    )
     n = len(WRONG[entry.stem])
     assert kinds == "esc" * n, f"{source_path(lang, entry)}: answer/solution/check cells out of order: {kinds}"
     assert 2 <= n <= 3
@@ -207,8 +211,11 @@ def verdict(ns, answer, truth) -> str:
         (["p", "r"], {"p", "r"}, "Not quite. Answer with a set, not a list or tuple."),
         ({"p", 1}, {"p", "q"}, "Not quite. Put letters in quotes in the set, for example {'p', 'q'}."),
         ([3.0], [3.0, 3.0], "Not quite. Answer with 2 values, not 1."),
-        ((True, "False", False), (True, False, False),
-         "Not quite. Answer with True or False, not a string ('False' in quotes is text)."),
+        (
+            (True, "False", False),
+            (True, False, False),
+            "Not quite. Answer with True or False, not a string ('False' in quotes is text).",
+        ),
         ((2, True), (2.0, 12.0), "Not quite. Answer with a number, not True or False."),
         # the right kind: judged on the value
         ([3, 3], [3.0, 3.0], "Right! R"),

@@ -67,8 +67,11 @@ def test_nothing_is_out_of_date(capsys):
 def test_generated_parts_follow_a_manifest_change():
     """Changing what a lesson teaches, or a title, makes the tables and the next link drift."""
     entries = list(MANIFEST["lessons"])
-    changed = dataclasses.replace(entries[1], teaches={**entries[1].teaches, "en": "something else"},
-                                  title={**entries[1].title, "en": "a new title"})
+    changed = dataclasses.replace(
+        entries[1],
+        teaches={**entries[1].teaches, "en": "something else"},
+        title={**entries[1].title, "en": "a new title"},
+    )
     manifest = {**MANIFEST, "lessons": [entries[0], changed, *entries[2:]]}
     drift = build_lessons.generate_parts(manifest, write=False)
     assert "README.md: lesson table" in drift
@@ -161,7 +164,7 @@ def test_jupyterlab_opens_the_pair_as_one_notebook(tmp_path):
     cell.source = cell.source.replace("There are two", "There are exactly two")
     cm.save(model, path)
     md = (tmp_path / "lessons" / "01_leaf_tensors.md").read_text(encoding="utf-8")
-    assert "There are exactly two" in md and ':label: experiment-a' in md
+    assert "There are exactly two" in md and ":label: experiment-a" in md
     assert "jupytext_version" not in md  # lessons/jupytext.toml keeps the version out of the sources
     saved = nbformat.read(str(tmp_path / path), as_version=4)
     assert any("There are exactly two" in c.source for c in saved.cells)

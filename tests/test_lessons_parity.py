@@ -57,6 +57,7 @@ device-only differences as its English twin, in the same cells.
 Random numbers differ between leafkit (NumPy's generator) and PyTorch, so no
 parity cell prints a random value.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -76,8 +77,9 @@ TAG = "parity"
 
 pytestmark = [
     pytest.mark.parity,
-    pytest.mark.skipif(importlib.util.find_spec("torch") is None,
-                       reason="torch is not installed (pip install -e '.[parity]')"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("torch") is None, reason="torch is not installed (pip install -e '.[parity]')"
+    ),
 ]
 
 IMPORT_LEAFKIT = re.compile(r"^import leafkit as torch$", re.MULTILINE)
@@ -93,9 +95,15 @@ DEVICE_NAME = re.compile(r"\b(cuda:0|cuda|cpu)\b")
 
 #: (lesson prefix, start of the leafkit line) for every line that differs only in its device string.
 DOCUMENTED_DEVICE_LINES = {
-    ("01", "b: "), ("01", "c: "), ("01", "e: "),
-    ("02", "w1: "), ("02", "w2: "), ("02", "w1.grad: "),
-    ("04", "fix_1 "), ("04", "fix_2 "), ("04", "model.weight "),
+    ("01", "b: "),
+    ("01", "c: "),
+    ("01", "e: "),
+    ("02", "w1: "),
+    ("02", "w2: "),
+    ("02", "w1.grad: "),
+    ("04", "fix_1 "),
+    ("04", "fix_2 "),
+    ("04", "model.weight "),
 }
 
 
@@ -132,8 +140,11 @@ def run_cells(sources: list, label: str) -> list:
 
 
 def stored_stdout(cell) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", [])
-                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    return "".join(
+        o.get("text", "")
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+    )
 
 
 def normalise_device(line: str) -> str:
@@ -147,8 +158,10 @@ def compare(lesson: str, cells, lk_outs, th_outs):
         lk_lines = ADDRESS.sub("0xADDR", lk).splitlines()
         th_lines = ADDRESS.sub("0xADDR", th).splitlines()
         if len(lk_lines) != len(th_lines):
-            mismatches.append(f"cell {n}: leafkit printed {len(lk_lines)} lines, torch {len(th_lines)}\n"
-                              f"--- leafkit\n{lk}--- torch\n{th}")
+            mismatches.append(
+                f"cell {n}: leafkit printed {len(lk_lines)} lines, torch {len(th_lines)}\n"
+                f"--- leafkit\n{lk}--- torch\n{th}"
+            )
             continue
         for a, b in zip(lk_lines, th_lines):
             if a == b:
@@ -194,7 +207,8 @@ def test_leafkit_prints_what_the_notebook_stores(item, runs):
     for cell, out in zip(cells, lk_outs):
         assert ADDRESS.sub("0xADDR", out) == ADDRESS.sub("0xADDR", stored_stdout(cell)), (
             f"{path}, parity cell {cell.get('id')!r}: the stored output is stale; rebuild it with "
-            f"`make lesson L={path.name[:2]}`\n{cell.source}")
+            f"`make lesson L={path.name[:2]}`\n{cell.source}"
+        )
 
 
 @pytest.mark.parametrize("item", LESSONS, ids=lesson_ids)
@@ -238,6 +252,5 @@ def test_translated_lesson_differs_from_pytorch_where_english_does(item, runs):
 
 def test_to_torch_swaps():
     src = 'import leafkit as torch\nb = a.cuda()\ne = torch.randn(2, device="cuda")\nf = e.to("cpu")\n'
-    assert to_torch(src) == ('import torch\nb = a.double()\ne = torch.randn(2, dtype=torch.float64)\n'
-                             'f = e.float()\n')
+    assert to_torch(src) == ("import torch\nb = a.double()\ne = torch.randn(2, dtype=torch.float64)\nf = e.float()\n")
     assert to_torch("import leafkit as torch\nx = y.to('cpu')\n") == "import torch\nx = y.to('cpu')\n"

@@ -30,8 +30,15 @@ REQUIRE_EVERY_ZH_TWIN = False
 LANGUAGE_CELL = "language"
 ZH = lessons("zh")
 
-SKIP = {tokenize.COMMENT, tokenize.STRING, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-        tokenize.ENDMARKER}
+SKIP = {
+    tokenize.COMMENT,
+    tokenize.STRING,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENDMARKER,
+}
 for _name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END"):  # Python 3.12+: f-strings are split up
     if hasattr(tokenize, _name):
         SKIP.add(getattr(tokenize, _name))
@@ -75,7 +82,8 @@ def test_chinese_lesson_has_the_english_code(item):
     en = read_source("en", entry)
     zh_cells = code_cells(zh)
     assert zh_cells and zh_cells[0][0] == LANGUAGE_CELL, (
-        f"{source_path('zh', entry)}: the first code cell must be labelled {LANGUAGE_CELL!r}")
+        f"{source_path('zh', entry)}: the first code cell must be labelled {LANGUAGE_CELL!r}"
+    )
     assert zh_cells[0][2] == code_tokens('import leafkit\nleafkit.set_language("zh")'), zh_cells[0]
     zh_cells = zh_cells[1:]
     en_cells = code_cells(en)
