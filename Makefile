@@ -29,10 +29,11 @@ PIP_FLAGS    ?=
 PYTEST_ARGS  ?=
 APT_PACKAGES ?= graphviz chromium fonts-dejavu-core fonts-wqy-zenhei
 
-# Notebook validation (nbval) is added only when lessons exist; the zh lessons use the same sanitize file.
+# Notebook validation (nbval) is added only when lessons exist; pytest collects lessons/zh/ too,
+# with the same sanitize file.
 LESSONS      := $(wildcard lessons/*.ipynb lessons/zh/*.ipynb)
 SANITIZE     := $(wildcard lessons/sanitize.cfg)
-NBVAL_ARGS   := $(if $(LESSONS),--nbval --nbval-current-env $(if $(SANITIZE),--nbval-sanitize-with $(SANITIZE)) $(sort $(dir $(LESSONS))))
+NBVAL_ARGS   := $(if $(LESSONS),--nbval --nbval-current-env $(if $(SANITIZE),--nbval-sanitize-with $(SANITIZE)) lessons)
 
 # ruff (configured in pyproject.toml) on what passes today: the lessons (their notebooks), the lesson
 # scripts and the lesson/Binder tests. The engine and its tests are being rewritten; once they land,
