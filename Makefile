@@ -1,10 +1,15 @@
 # leafkit — developer entry points.
 #
 #   make lab          create .venv if needed, install '.[lab]', open JupyterLab on the first lesson
+#                     (jupytext: each lesson opens together with its Markdown source)
+#   make lab-torch    the same, with real PyTorch installed too (to try `import torch`)
+#   make lessons      sync every lesson (en + zh) from its .md source and execute it (nbclient)
+#   make lesson L=01  the same for one lesson (file name prefix; both languages)
 #   make test         install '.[test,parity,lab]' and run the WHOLE suite in one pytest run:
-#                     unit + parity + browser (JupyterLab in headless Chromium) + binder
-#                     checks + nbval on every lessons/*.ipynb
+#                     lint + unit + parity + browser (JupyterLab in headless Chromium) +
+#                     binder checks + nbval on every lessons/*.ipynb and lessons/zh/*.ipynb
 #   make test-fast    unit tests only (no browser, no parity, no nbval, no slow tests)
+#   make lint         ruff check + ruff format --check on the paths in LINT_PATHS
 #   make system-deps  apt-get install graphviz + chromium (+ fonts, python3-venv); needs root
 #   make binder-pins  rewrite the exact pins in binder/requirements.txt from .venv
 #
@@ -24,10 +29,18 @@ PIP_FLAGS    ?=
 PYTEST_ARGS  ?=
 APT_PACKAGES ?= graphviz chromium fonts-dejavu-core fonts-wqy-zenhei
 
-# Notebook validation (nbval) is added only when lessons exist.
-LESSONS      := $(wildcard lessons/*.ipynb)
+# Notebook validation (nbval) is added only when lessons exist; pytest collects lessons/zh/ too,
+# with the same sanitize file.
+LESSONS      := $(wildcard lessons/*.ipynb lessons/zh/*.ipynb)
 SANITIZE     := $(wildcard lessons/sanitize.cfg)
 NBVAL_ARGS   := $(if $(LESSONS),--nbval --nbval-current-env $(if $(SANITIZE),--nbval-sanitize-with $(SANITIZE)) lessons)
+
+# ruff (configured in pyproject.toml) on what passes today: the lessons (their notebooks), the lesson
+# scripts and the lesson/Binder tests. The engine and its tests are being rewritten; once they land,
+# `make lint LINT_PATHS=.` covers everything (after `ruff check --fix . && ruff format .`).
+LINT_PATHS   ?= lessons scripts/build_lessons.py scripts/binder_pins.py tests/lesson_sources.py \
+                tests/test_lessons_exercises.py tests/test_lessons_parity.py tests/test_lessons_manifest.py \
+                tests/test_lessons_zh.py tests/test_binder_config.py tests/browser/test_lessons_browser.py
 
 # jupyter-server refuses to start as root unless told so.  `make lab` serves the
 # whole repository (root_dir) and opens the first lesson; the printed URL
@@ -39,11 +52,12 @@ START_NB     := $(wildcard lessons/00_start_here.ipynb)
 DEPS_LAB     := $(VENV)/.deps-lab
 DEPS_FAST    := $(VENV)/.deps-fast
 DEPS_TEST    := $(VENV)/.deps-test
+DEPS_TORCH   := $(VENV)/.deps-torch
 
-.PHONY: help lab test test-fast test-browser venv system-deps check-system-deps binder-pins clean-venv
+.PHONY: help lab lab-torch open-lab lessons lesson lint binder-pins test test-fast test-browser venv system-deps check-system-deps clean-venv
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------- venv ----
 $(VPY):
@@ -56,6 +70,10 @@ venv: $(VPY)
 
 $(DEPS_LAB): pyproject.toml | $(VPY)
 	$(PIP) install $(PIP_FLAGS) -e '.[lab]'
+	@touch $@
+
+$(DEPS_TORCH): $(DEPS_LAB)
+	$(PIP) install $(PIP_FLAGS) -e '.[lab,torch]'
 	@touch $@
 
 $(DEPS_FAST): pyproject.toml | $(VPY)
@@ -99,15 +117,33 @@ check-system-deps:
 
 # ---------------------------------------------------------------- run -----
 lab: $(DEPS_LAB)
+	$(MAKE) --no-print-directory open-lab
+
+lab-torch: $(DEPS_TORCH)
+	$(MAKE) --no-print-directory open-lab
+
+open-lab:
 	@command -v dot >/dev/null || echo "warning: graphviz 'dot' not found; graph drawings will not render (apt-get install -y graphviz)"
 	@# the lessons are ours: trust them so their stored drawings show before they are run; no news pop-up
-	$(VENV)/bin/jupyter trust lessons/*.ipynb >/dev/null
+	$(VENV)/bin/jupyter trust lessons/*.ipynb $(wildcard lessons/zh/*.ipynb) >/dev/null
 	$(VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyterlab/apputils-extension:announcements" >/dev/null 2>&1 || true
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
 	  $(if $(START_NB),--LabApp.default_url=/lab/tree/$(START_NB) $(START_NB))
 
-# One pytest run: tests/ (unit, parity, browser, binder) + nbval over lessons/.
-test: $(DEPS_TEST) check-system-deps
+# Lessons: lessons/*.md (and lessons/zh/*.md) are the sources; see scripts/build_lessons.py.
+lessons: $(DEPS_TEST) check-system-deps
+	$(VPY) scripts/build_lessons.py
+
+lesson: $(DEPS_TEST) check-system-deps
+	@[ -n "$(L)" ] || { echo "usage: make lesson L=01   (a lesson's file name prefix)"; exit 2; }
+	$(VPY) scripts/build_lessons.py $(L)
+
+lint: $(DEPS_TEST)
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+
+# One pytest run: tests/ (unit, parity, browser, binder) + nbval over lessons/ and lessons/zh/.
+test: $(DEPS_TEST) check-system-deps lint
 	@mkdir -p artifacts
 	$(VPY) -m pytest tests $(NBVAL_ARGS) --junitxml=artifacts/junit.xml --durations=15 $(PYTEST_ARGS)
 

@@ -7,8 +7,9 @@
 
 Run it with the interpreter of the environment to copy from (``make
 binder-pins`` uses .venv/bin/python).  Only the ``name==version`` lines of
-PINNED are touched; comments and the ``-e .`` line stay as they are.
+PINNED are touched; comments stay as they are.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,14 +17,12 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+#: What the lessons need beyond Binder's base image (which has JupyterLab, ipykernel, ipywidgets).
 PINNED = [
     "numpy",
-    "ipywidgets",
     "graphviz",
-    "jupyterlab",
     "matplotlib",
     "scikit-learn",
-    "ipykernel",
 ]
 REQ = Path(__file__).resolve().parent.parent / "binder" / "requirements.txt"
 LINE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s#;]+)")
@@ -55,9 +54,8 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         print("\n".join(diffs) or "binder/requirements.txt matches the environment")
         return 1 if diffs else 0
-    # --write: put missing pins before the local install line
-    idx = next((i for i, l in enumerate(out) if l.strip() in ("-e .", ".")), len(out))
-    out[idx:idx] = [f"{n}=={want[n]}" for n in missing]
+    # --write: add missing pins at the end
+    out += [f"{n}=={want[n]}" for n in missing]
     REQ.write_text("\n".join(out) + "\n")
     print("\n".join(diffs) or "no change")
     return 0

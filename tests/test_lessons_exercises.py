@@ -1,137 +1,243 @@
-"""The lessons' exercise checks really evaluate the learner's answer.
+"""The lessons' exercise checks really judge the learner's answer.
 
-Each exercise is an answer cell (tag ``exercise``) followed by a check cell
-(tag ``check``).  The stored notebooks keep the unanswered default, whose
-check prints "Not yet" (nbval verifies that).  Here every lesson runs
-in-process with each answer cell replaced, once by a right answer and once by
-a wrong one, and the check cell must print "Right!" and "Not quite." in turn.
+Each exercise in a lesson source is an answer cell (tag ``exercise``), the solution
+right after it (a Markdown cell tagged ``solution``, the code between nbgrader's
+``### BEGIN SOLUTION`` and ``### END SOLUTION``) and a check cell (tag ``check``).
+Every lesson (both languages) runs in-process, code cell after code cell, four
+times: unanswered, with each answer cell replaced by its solution, by a wrong answer
+(``WRONG`` below), and by an answer of the wrong type.  The check cells must start
+their verdict with the lesson language's *Not yet*, *Right!* and *Not quite.*
+(``lessons/manifest.toml``), and no cell may raise.
 """
+
 from __future__ import annotations
 
 import contextlib
 import io
 import os
 import warnings
-from pathlib import Path
 
 import pytest
+from lesson_sources import build_lessons, lesson_id, lessons, read_source, source_path, tags, verdicts
 
-nbformat = pytest.importorskip("nbformat")
-
-ROOT = Path(__file__).resolve().parent.parent
-LESSONS = ROOT / "lessons"
-
-#: Per lesson, per exercise: (a right answer cell, a wrong answer cell).
-ANSWERS = {
-    "00_start_here.ipynb": [
-        ("answer_1 = True", "answer_1 = False"),
-        ("answer_2 = [3.0, 3.0]", "answer_2 = [1.0, 1.0]"),
-    ],
-    "01_leaf_tensors.ipynb": [
-        ("answer_1 = False", "answer_1 = True"),
-        ("answer_2 = 6", "answer_2 = 3"),
-        ("x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\ny3.retain_grad()\nz3.backward()",
-         "x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\nz3.backward()\ny3.retain_grad()"),
-    ],
-    "02_clone_detach_cuda.ipynb": [
-        ("answer_1 = True", "answer_1 = False"),
-        ('answer_2 = {"p", "r", "t"}', 'answer_2 = {"p", "q", "r"}'),
-        ("start = torch.tensor([0.5, -0.5])\nweight = start.clone().cuda().requires_grad_()",
-         "start = torch.tensor([0.5, -0.5])\nweight = start.clone().requires_grad_().cuda()"),
-    ],
-    "03_detach_and_grad_modes.ipynb": [
-        ("answer_1 = (True, False, False)", "answer_1 = (True, True, False)"),
-        ("answer_2 = (2.0, 12.0)", "answer_2 = (2.0, 6.0)"),
-        ("x = torch.tensor([5.0, 6.0], requires_grad=True)\ny = x.detach()",
-         "x = torch.tensor([5.0, 6.0], requires_grad=True)\ny = x.detach().clone()"),
-    ],
-    "04_leaves_in_training.ipynb": [
-        ('answer_1 = {"p", "r", "s"}', 'answer_1 = {"p", "q", "r", "s"}'),
-        ("w = torch.tensor([3.0], requires_grad=True)\nlr = 0.25\n(w ** 2).sum().backward()\n"
-         "with torch.no_grad():\n    w -= lr * w.grad",
-         "w = torch.tensor([3.0], requires_grad=True)\nlr = 0.25\n(w ** 2).sum().backward()\n"
-         "w = w - lr * w.grad"),
-        ('weight = torch.randn(2, 2, device="cuda", requires_grad=True)',
-         "weight = torch.randn(2, 2, requires_grad=True).cuda()"),
-    ],
+#: Per lesson, per exercise (numbered from 1): (a wrong answer, an answer of the wrong type).
+#: Each replaces the whole answer cell.  The right answers are the lessons' solution cells.
+WRONG = {
+    "00_start_here": {
+        1: ("answer_1 = False", "answer_1 = 'True'"),
+        2: ("answer_2 = [1.0, 1.0]", "answer_2 = '33'"),
+    },
+    "01_leaf_tensors": {
+        1: ("answer_1 = True", "answer_1 = 0"),
+        2: ("answer_2 = 3", "answer_2 = '6'"),
+        3: (
+            "x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\nz3.backward()\ny3.retain_grad()",
+            "x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\nz3.backward()\ny3 = 'retain_grad'",
+        ),
+    },
+    "02_clone_detach_cuda": {
+        1: ("answer_1 = False", "answer_1 = 1"),
+        2: ('answer_2 = {"p", "q", "r"}', "answer_2 = 'prt'"),
+        3: (
+            "start = torch.tensor([0.5, -0.5])\nweight = start.clone().requires_grad_().cuda()",
+            "start = torch.tensor([0.5, -0.5])\nweight = 'cuda'",
+        ),
+    },
+    "03_detach_and_grad_modes": {
+        1: ("answer_1 = (True, True, False)", "answer_1 = 'True, False, False'"),
+        2: ("answer_2 = (2.0, 6.0)", "answer_2 = ('2', '12')"),
+        3: (
+            "x = torch.tensor([5.0, 6.0], requires_grad=True)\ny = x.detach().clone()",
+            "x = torch.tensor([5.0, 6.0], requires_grad=True)\ny = 5.0",
+        ),
+    },
+    "04_leaves_in_training": {
+        1: ('answer_1 = {"p", "q", "r", "s"}', 'answer_1 = ["p", "r", "s"]'),
+        2: (
+            "w = torch.tensor([3.0], requires_grad=True)\nlr = 0.25\n(w ** 2).sum().backward()\nw = w - lr * w.grad",
+            "w = torch.tensor([3.0], requires_grad=True)\nlr = 0.25\n(w ** 2).sum().backward()\nw = 1.5",
+        ),
+        3: ("weight = torch.randn(2, 2, requires_grad=True).cuda()", "weight = [[0.0, 0.0], [0.0, 0.0]]"),
+    },
 }
 
-
-def _tags(cell) -> list:
-    return cell.metadata.get("tags", [])
+LESSONS = lessons()
 
 
-def run_lesson(name: str, replace: dict) -> dict:
-    """Exec every code cell of the lesson; return {check cell index: its stdout}."""
+def exercises(nb) -> list:
+    """Per exercise: (answer cell, solution code, check cell), in order."""
+    cells = nb.cells
+    out = []
+    for i, cell in enumerate(cells):
+        if "exercise" in tags(cell):
+            sol = cells[i + 1] if i + 1 < len(cells) and "solution" in tags(cells[i + 1]) else None
+            check = next((c for c in cells[i + 1 :] if "check" in tags(c)), None)
+            out.append((cell, build_lessons.solution_code(sol) if sol else None, check))
+    return out
+
+
+def run_lesson(lang: str, entry, replace: dict) -> dict:
+    """Exec every code cell of the lesson source; return {exercise number: its check cell's stdout}.
+
+    ``replace`` maps an exercise number to the code that replaces its answer cell.
+    An exception in any cell fails the test (a learner would see a traceback).
+    """
     try:  # no window: plots go nowhere (never via MPLBACKEND, which nbval's kernels would inherit)
         import matplotlib
+
         matplotlib.use("Agg")
     except ImportError:
         pass
-    nb = nbformat.read(str(LESSONS / name), as_version=4)
+    nb = read_source(lang, entry)
     ns: dict = {"__name__": "__lesson__"}
-    outs, exercise = {}, -1
+    outs, exercise = {}, 0
     cwd = os.getcwd()
-    os.chdir(LESSONS)
+    os.chdir(source_path(lang, entry).parent)
     try:
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
             src = cell.source
-            if "exercise" in _tags(cell):
+            if "exercise" in tags(cell):
                 exercise += 1
                 src = replace.get(exercise, src)
             buf = io.StringIO()
-            with contextlib.redirect_stdout(buf), warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*non-interactive.*")  # plt.show() on Agg
-                exec(compile(src, f"<{name}>", "exec"), ns)
-            if "check" in _tags(cell):
+            try:
+                with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*non-interactive.*")  # plt.show() on Agg
+                    exec(compile(src, f"<{entry.stem} {cell.metadata.get('label')}>", "exec"), ns)
+            except Exception as exc:
+                pytest.fail(
+                    f"{lang}/{entry.stem}, cell {cell.metadata.get('label')!r} raised "
+                    f"{type(exc).__name__}: {exc}\n{src}"
+                )
+            if "check" in tags(cell):
                 outs[exercise] = buf.getvalue()
     finally:
         os.chdir(cwd)
     return outs
 
 
-@pytest.mark.parametrize("name", sorted(ANSWERS))
-def test_exercise_cells_pair_with_checks(name):
-    nb = nbformat.read(str(LESSONS / name), as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    kinds = [("e" if "exercise" in _tags(c) else "c" if "check" in _tags(c) else "") for c in code]
-    pairs = "".join(k for k in kinds if k)
-    assert pairs == "ec" * len(ANSWERS[name]), f"{name}: exercise/check cells out of order: {pairs}"
-    assert 2 <= len(ANSWERS[name]) <= 3
+@pytest.mark.parametrize("item", LESSONS, ids=lesson_id)
+def test_each_exercise_has_answer_solution_and_check(item):
+    lang, entry = item
+    nb = read_source(lang, entry)
+    kinds = "".join(
+        "e" if "exercise" in tags(c) else "s" if "solution" in tags(c) else "c" if "check" in tags(c) else ""
+        for c in nb.cells
+    )
+    n = len(WRONG[entry.stem])
+    assert kinds == "esc" * n, f"{source_path(lang, entry)}: answer/solution/check cells out of order: {kinds}"
+    assert 2 <= n <= 3
+    for answer, solution, _check in exercises(nb):
+        assert solution and solution.strip() != answer.source.strip(), answer.metadata.get("label")
+
+
+def test_every_lesson_has_wrong_answers():
+    assert sorted(WRONG) == sorted(e.stem for _, e in lessons("en"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(ANSWERS))
-def test_checks_judge_answers(name):
-    answers = ANSWERS[name]
-    default = run_lesson(name, {})
-    right = run_lesson(name, {i: r for i, (r, _) in enumerate(answers)})
-    wrong = run_lesson(name, {i: w for i, (_, w) in enumerate(answers)})
-    for i in range(len(answers)):
-        assert default[i].startswith("Not yet"), (name, i, default[i])
-        assert right[i].startswith("Right!"), (name, i, right[i])
-        assert wrong[i].startswith("Not quite."), (name, i, wrong[i])
+@pytest.mark.parametrize("item", LESSONS, ids=lesson_id)
+def test_checks_judge_answers(item):
+    lang, entry = item
+    say = verdicts(lang)
+    nb = read_source(lang, entry)
+    solutions = {i: sol for i, (_, sol, _) in enumerate(exercises(nb), start=1)}
+    wrong = WRONG[entry.stem]
+    runs = {
+        "unanswered": (run_lesson(lang, entry, {}), say["not_yet"]),
+        "solution": (run_lesson(lang, entry, solutions), say["right"]),
+        "wrong answer": (run_lesson(lang, entry, {i: w for i, (w, _) in wrong.items()}), say["wrong"]),
+        "wrong type": (run_lesson(lang, entry, {i: t for i, (_, t) in wrong.items()}), say["wrong"]),
+    }
+    for kind, (outs, verdict) in runs.items():
+        assert sorted(outs) == sorted(wrong), (kind, outs)
+        for i, out in outs.items():
+            assert out.startswith(verdict), f"{lang}/{entry.stem}, exercise {i}, {kind}: {out!r}"
 
 
 #: Lesson 3, exercise 3 (a new tensor sharing x's memory, x still requiring grad): more answers and
-#: how the check must start its verdict.
+#: how the check must start its verdict (English lesson).
 DETACH_ANSWERS = [
     ("y = x.detach()", "Right!"),
-    ("y = x.detach()[1:]", "Right!"),            # shares memory, only part of x (the check says so)
-    ("y = x.detach().clone()", "Not quite."),    # its own memory
+    ("y = x.detach()[1:]", "Right!"),  # shares memory, only part of x (the check says so)
+    ("y = x.detach().clone()", "Not quite."),  # its own memory
     ("y = x.requires_grad_(False)", "Not quite."),  # y is x, and x no longer requires grad
     ("y = x.detach_()", "Not quite."),
     ("y = x", "Not quite."),
-    ("y = x * 1", "Not quite."),                 # still requires grad
-    ("y = x.data", "Almost."),                   # shares memory, but not the version counter
+    ("y = x * 1", "Not quite. y still requires grad: it was computed from x by a recorded operation (MulBackward0)"),
+    ("with torch.no_grad():\n    y = x[:]", "Not quite. y still requires grad, although nothing was recorded"),
+    ("y = x.data", "Almost."),  # shares memory, but not the version counter
 ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("answer,verdict", DETACH_ANSWERS)
 def test_detach_exercise_judges_each_case(answer, verdict):
-    name = "03_detach_and_grad_modes.ipynb"
-    out = run_lesson(name, {2: "x = torch.tensor([5.0, 6.0], requires_grad=True)\n" + answer})
-    assert out[2].startswith(verdict), (answer, out[2])
+    entry = next(e for _, e in lessons("en") if e.stem == "03_detach_and_grad_modes")
+    out = run_lesson("en", entry, {3: "x = torch.tensor([5.0, 6.0], requires_grad=True)\n" + answer})
+    assert out[3].startswith(verdict), (answer, out[3])
+
+
+# ---------------------------------------------------------------- the check helper ----
+def helper_namespace(lang: str = "en") -> dict:
+    """The namespace after running lesson 0's ``check-helper`` cell."""
+    entry = next(e for _, e in lessons(lang) if e.number == 0)
+    cell = next(c for c in read_source(lang, entry).cells if c.metadata.get("label") == "check-helper")
+    ns: dict = {}
+    exec(cell.source, ns)
+    return ns
+
+
+def verdict(ns, answer, truth) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        ns["check"](answer, truth, right="R", hint="H")
+    return buf.getvalue().strip()
+
+
+@pytest.mark.parametrize(
+    "answer,truth,expected",
+    [
+        # the answers learners gave that used to pass or got a concept hint
+        ("33", [3.0, 3.0], "Not quite. Answer with a list or tuple, not a string ('33' in quotes is text)."),
+        (1, True, "Not quite. Answer with True or False, not a number."),
+        ("prt", {"p", "r", "t"}, "Not quite. Answer with a set, not a string ('prt' in quotes is text)."),
+        ("True", True, "Not quite. Answer with True or False, not a string ('True' in quotes is text)."),
+        # more wrong kinds
+        (True, 6.0, "Not quite. Answer with a number, not True or False."),
+        ("6", 6.0, "Not quite. Answer with a number, not a string ('6' in quotes is text)."),
+        (["p", "r"], {"p", "r"}, "Not quite. Answer with a set, not a list or tuple."),
+        ({"p", 1}, {"p", "q"}, "Not quite. Put letters in quotes in the set, for example {'p', 'q'}."),
+        ([3.0], [3.0, 3.0], "Not quite. Answer with 2 values, not 1."),
+        (
+            (True, "False", False),
+            (True, False, False),
+            "Not quite. Answer with True or False, not a string ('False' in quotes is text).",
+        ),
+        ((2, True), (2.0, 12.0), "Not quite. Answer with a number, not True or False."),
+        # the right kind: judged on the value
+        ([3, 3], [3.0, 3.0], "Right! R"),
+        ((3.0, 3.0000001), [3.0, 3.0], "Right! R"),
+        (6, 6.0, "Right! R"),
+        ({"r", "p"}, {"p", "r"}, "Right! R"),
+        (False, False, "Right! R"),
+        (True, False, "Not quite. H"),
+        ([1.0, 1.0], [3.0, 3.0], "Not quite. H"),
+        (None, True, "Not yet: replace None with your answer, then run this cell again."),
+    ],
+)
+def test_check_helper_names_the_wrong_kind(answer, truth, expected):
+    assert verdict(helper_namespace(), answer, truth) == expected
+
+
+@pytest.mark.parametrize("lang", sorted({lang for lang, _ in LESSONS}))
+def test_every_lesson_has_the_same_check_helper(lang):
+    """One helper per language: every lesson's ``check-helper`` cell is the same code."""
+    helpers = {}
+    for _, entry in lessons(lang):
+        cells = [c for c in read_source(lang, entry).cells if c.metadata.get("label") == "check-helper"]
+        assert len(cells) == 1, f"{source_path(lang, entry)}: {len(cells)} cells labelled check-helper"
+        helpers[entry.stem] = cells[0].source
+    assert len(set(helpers.values())) == 1, f"{lang}: the check-helper cells differ: {sorted(helpers)}"

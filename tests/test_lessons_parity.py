@@ -1,8 +1,9 @@
 """The lessons' experiments print the same lines on real PyTorch as on leafkit.
 
 Every lesson cell tagged ``parity`` (see scripts/build_lessons.py) is an
-experiment.  For each lesson this test runs its parity cells, in order, in one
-fresh namespace, twice:
+experiment.  For each lesson of lessons/manifest.toml, in English and (where it
+exists) in Chinese, this test runs its parity cells, in order, in one fresh
+namespace, twice:
 
 * as written (``import leafkit as torch``), and
 * on real PyTorch: ``import leafkit as torch`` becomes ``import torch``.
@@ -49,11 +50,14 @@ Today these lines differ before normalisation:
   ``dtype=torch.float64``);
 * lesson 4: ``fix_1``, ``fix_2`` and ``model.weight`` ``device=cuda:0``.
 
-``test_device_differences_are_the_documented_ones`` keeps this list honest.
+``test_device_differences_are_the_documented_ones`` keeps this list honest.  A
+Chinese lesson may translate its printed labels, so it must show as many
+device-only differences as its English twin, in the same cells.
 
 Random numbers differ between leafkit (NumPy's generator) and PyTorch, so no
 parity cell prints a random value.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -63,17 +67,19 @@ import re
 from pathlib import Path
 
 import pytest
+from lesson_sources import ENTRIES, lessons, notebook_path
 
 nbformat = pytest.importorskip("nbformat")
 
-ROOT = Path(__file__).resolve().parent.parent
-LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+#: (lang, notebook) of every lesson, English first, then the Chinese twins that exist.
+LESSONS = [(lang, notebook_path(lang, entry)) for lang, entry in lessons()]
 TAG = "parity"
 
 pytestmark = [
     pytest.mark.parity,
-    pytest.mark.skipif(importlib.util.find_spec("torch") is None,
-                       reason="torch is not installed (pip install -e '.[parity]')"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("torch") is None, reason="torch is not installed (pip install -e '.[parity]')"
+    ),
 ]
 
 IMPORT_LEAFKIT = re.compile(r"^import leafkit as torch$", re.MULTILINE)
@@ -89,9 +95,15 @@ DEVICE_NAME = re.compile(r"\b(cuda:0|cuda|cpu)\b")
 
 #: (lesson prefix, start of the leafkit line) for every line that differs only in its device string.
 DOCUMENTED_DEVICE_LINES = {
-    ("01", "b: "), ("01", "c: "), ("01", "e: "),
-    ("02", "w1: "), ("02", "w2: "), ("02", "w1.grad: "),
-    ("04", "fix_1 "), ("04", "fix_2 "), ("04", "model.weight "),
+    ("01", "b: "),
+    ("01", "c: "),
+    ("01", "e: "),
+    ("02", "w1: "),
+    ("02", "w2: "),
+    ("02", "w1.grad: "),
+    ("04", "fix_1 "),
+    ("04", "fix_2 "),
+    ("04", "model.weight "),
 }
 
 
@@ -128,8 +140,11 @@ def run_cells(sources: list, label: str) -> list:
 
 
 def stored_stdout(cell) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", [])
-                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    return "".join(
+        o.get("text", "")
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+    )
 
 
 def normalise_device(line: str) -> str:
@@ -139,12 +154,14 @@ def normalise_device(line: str) -> str:
 def compare(lesson: str, cells, lk_outs, th_outs):
     """Return (mismatches, device_lines): lines that differ, and lines that differ only in device."""
     mismatches, device_lines = [], []
-    for n, (cell, lk, th) in enumerate(zip(cells, lk_outs, th_outs)):
+    for n, (lk, th) in enumerate(zip(lk_outs, th_outs)):
         lk_lines = ADDRESS.sub("0xADDR", lk).splitlines()
         th_lines = ADDRESS.sub("0xADDR", th).splitlines()
         if len(lk_lines) != len(th_lines):
-            mismatches.append(f"cell {n}: leafkit printed {len(lk_lines)} lines, torch {len(th_lines)}\n"
-                              f"--- leafkit\n{lk}--- torch\n{th}")
+            mismatches.append(
+                f"cell {n}: leafkit printed {len(lk_lines)} lines, torch {len(th_lines)}\n"
+                f"--- leafkit\n{lk}--- torch\n{th}"
+            )
             continue
         for a, b in zip(lk_lines, th_lines):
             if a == b:
@@ -172,32 +189,42 @@ def runs():
     return get
 
 
+def lesson_ids(item) -> str:
+    lang, path = item
+    return f"{lang}-{path.stem}"
+
+
 def test_every_lesson_has_experiments():
-    assert [p.name[:2] for p in LESSONS] == ["00", "01", "02", "03", "04"]
-    for path in LESSONS:
-        assert len(parity_cells(path)) >= 1, f"{path.name} has no cell tagged {TAG!r}"
+    assert [p.name for lang, p in LESSONS if lang == "en"] == [f"{e.stem}.ipynb" for e in ENTRIES]
+    for _, path in LESSONS:
+        assert len(parity_cells(path)) >= 1, f"{path} has no cell tagged {TAG!r}"
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
-def test_leafkit_prints_what_the_notebook_stores(path, runs):
+@pytest.mark.parametrize("item", LESSONS, ids=lesson_ids)
+def test_leafkit_prints_what_the_notebook_stores(item, runs):
+    _, path = item
     cells, lk_outs, _ = runs(path)
-    for n, (cell, out) in enumerate(zip(cells, lk_outs)):
+    for cell, out in zip(cells, lk_outs):
         assert ADDRESS.sub("0xADDR", out) == ADDRESS.sub("0xADDR", stored_stdout(cell)), (
-            f"{path.name}, parity cell {n}: the stored output is stale; rebuild with "
-            f"`python scripts/build_lessons.py --execute`\n{cell.source}")
+            f"{path}, parity cell {cell.get('id')!r}: the stored output is stale; rebuild it with "
+            f"`make lesson L={path.name[:2]}`\n{cell.source}"
+        )
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
-def test_lesson_matches_pytorch(path, runs):
+@pytest.mark.parametrize("item", LESSONS, ids=lesson_ids)
+def test_lesson_matches_pytorch(item, runs):
+    _, path = item
     cells, lk_outs, th_outs = runs(path)
-    assert any(out.strip() for out in lk_outs), f"{path.name}: the parity cells print nothing"
+    assert any(out.strip() for out in lk_outs), f"{path}: the parity cells print nothing"
     mismatches, _ = compare(path.name[:2], cells, lk_outs, th_outs)
-    assert not mismatches, f"{path.name}: leafkit and PyTorch print different lines:\n" + "\n".join(mismatches)
+    assert not mismatches, f"{path}: leafkit and PyTorch print different lines:\n" + "\n".join(mismatches)
 
 
 def test_device_differences_are_the_documented_ones(runs):
     found = set()
-    for path in LESSONS:
+    for lang, path in LESSONS:
+        if lang != "en":
+            continue
         cells, lk_outs, th_outs = runs(path)
         _, device_lines = compare(path.name[:2], cells, lk_outs, th_outs)
         for lesson, line in device_lines:
@@ -207,8 +234,23 @@ def test_device_differences_are_the_documented_ones(runs):
     assert found == DOCUMENTED_DEVICE_LINES, f"documented but not seen: {DOCUMENTED_DEVICE_LINES - found}"
 
 
+def device_differences_per_cell(path, runs) -> list:
+    cells, lk_outs, th_outs = runs(path)
+    counts = []
+    for cell, lk, th in zip(cells, lk_outs, th_outs):
+        _, lines = compare(path.name[:2], [cell], [lk], [th])
+        counts.append((cell.get("id"), len(lines)))
+    return counts
+
+
+@pytest.mark.parametrize("item", [i for i in LESSONS if i[0] != "en"], ids=lesson_ids)
+def test_translated_lesson_differs_from_pytorch_where_english_does(item, runs):
+    lang, path = item
+    english = next(p for lg, p in LESSONS if lg == "en" and p.name == path.name)
+    assert device_differences_per_cell(path, runs) == device_differences_per_cell(english, runs)
+
+
 def test_to_torch_swaps():
     src = 'import leafkit as torch\nb = a.cuda()\ne = torch.randn(2, device="cuda")\nf = e.to("cpu")\n'
-    assert to_torch(src) == ('import torch\nb = a.double()\ne = torch.randn(2, dtype=torch.float64)\n'
-                             'f = e.float()\n')
+    assert to_torch(src) == ("import torch\nb = a.double()\ne = torch.randn(2, dtype=torch.float64)\nf = e.float()\n")
     assert to_torch("import leafkit as torch\nx = y.to('cpu')\n") == "import torch\nx = y.to('cpu')\n"

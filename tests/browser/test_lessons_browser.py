@@ -1,29 +1,37 @@
 """Every lesson runs in JupyterLab (headless Chromium) as a learner would run it.
 
-For each ``lessons/NN_*.ipynb``: open it in a fresh JupyterLab tab, *Run All
-Cells*, and check that
+For each lesson of lessons/manifest.toml, in English and (where it exists) in
+Chinese: open it in a fresh JupyterLab tab and check that, before anything runs,
+
+* no explorer cell shows "Error displaying widget" (the stored output is the
+  "Run this cell to open ..." text),
+* the exercise solutions (jupytext brings them in from the Markdown source) are
+  folded ``<details>`` blocks, one per exercise;
+
+then *Run All Cells*, and check that
 
 * no cell shows an error or a stderr output (tracebacks render as stderr),
 * every graph drawing rendered as SVG,
 * every explorer rendered as live widgets (not "Error displaying widget"),
-* the exercise check cells print their "Not yet" message.
+* the exercise check cells print their "Not yet" message (in the lesson's language).
 
 Screenshots: ``artifacts/screenshots/lesson_NN.png`` (top of the lesson after
 the run) and, for lessons with an explorer, ``lesson_NN_explorer.png``
 (scrolled to the first explorer).  The notebook is never saved, so the stored
-outputs stay those of ``scripts/build_lessons.py --execute``.
+outputs stay those of ``make lessons``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
 from lab_harness import REPO
+from lesson_sources import MANIFEST, lessons, notebook_path, read_source, tags
 
 nbformat = pytest.importorskip("nbformat")
 
-LESSONS = sorted((REPO / "lessons").glob("[0-9][0-9]_*.ipynb"))
+LESSONS = [(lang, notebook_path(lang, entry), entry) for lang, entry in lessons()]
 
 
 def _count_tagged(path: Path, tag: str) -> int:
@@ -33,8 +41,11 @@ def _count_tagged(path: Path, tag: str) -> int:
 
 def _count_source(path: Path, needle: str) -> int:
     nb = nbformat.read(str(path), as_version=4)
-    return sum(1 for c in nb.cells if c.cell_type == "code" and needle in c.source
-               and "nbval-ignore-output" not in c.metadata.get("tags", []))
+    return sum(
+        1
+        for c in nb.cells
+        if c.cell_type == "code" and needle in c.source and "nbval-ignore-output" not in c.metadata.get("tags", [])
+    )
 
 
 def scroll_to(page, locator) -> None:
@@ -43,14 +54,23 @@ def scroll_to(page, locator) -> None:
     page.wait_for_timeout(400)
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
-def test_lesson_runs_in_jupyterlab(lab, path):
-    nn = path.name[:2]
-    lab.open_notebook(path.relative_to(REPO))
-    lab.run_all(timeout=300)
-
+@pytest.mark.parametrize("item", LESSONS, ids=lambda i: f"{i[0]}-{i[2].stem}")
+def test_lesson_runs_in_jupyterlab(lab, item):
+    lang, path, entry = item
+    nn = path.name[:2] if lang == "en" else f"{lang}_{path.name[:2]}"
     page = lab.page
     panel = ".jp-NotebookPanel:not(.lm-mod-hidden) "
+    lab.open_notebook(path.relative_to(REPO))
+
+    # before anything runs: no widget error, solutions folded
+    assert "Error displaying widget" not in lab.output_text()
+    solutions = sum(1 for c in read_source(lang, entry).cells if "solution" in tags(c))
+    details = page.locator(panel + ".jp-MarkdownOutput details")
+    if details.count():  # jupytext pairs the notebook with its source (the lab extra has it)
+        assert details.count() == solutions
+        assert all(not d.evaluate("el => el.open") for d in details.all()), "a solution is unfolded"
+
+    lab.run_all(timeout=300)
     assert lab.error_outputs() == [], f"{path.name}: error or stderr output after Run All"
     assert page.locator(panel + ".jp-InputPrompt", has_text="[*]").count() == 0
 
@@ -60,8 +80,9 @@ def test_lesson_runs_in_jupyterlab(lab, path):
 
     # drawings: one SVG per drawing cell
     drawings = _count_source(path, "draw(") + _count_source(path, "make_dot(")
-    svgs = page.locator(panel + ".jp-OutputArea-output .jp-RenderedSVG, "
-                        + panel + ".jp-OutputArea-output img[src^='data:image/svg']").count()
+    svgs = page.locator(
+        panel + ".jp-OutputArea-output .jp-RenderedSVG, " + panel + ".jp-OutputArea-output img[src^='data:image/svg']"
+    ).count()
     assert svgs >= drawings, f"{path.name}: {drawings} drawing cells but {svgs} rendered SVGs"
 
     # explorers: live widget views, no "Error displaying widget"
@@ -73,9 +94,10 @@ def test_lesson_runs_in_jupyterlab(lab, path):
         assert views.count() >= explorers, f"{path.name}: {explorers} explorer cells, no widget views"
 
     # every exercise check cell answers the unanswered default with "Not yet"
-    assert text.count("Not yet") == _count_tagged(path, "check"), text
+    not_yet = MANIFEST["languages"][lang]["not_yet"]
+    assert text.count(not_yet) == _count_tagged(path, "check"), text
 
-    lab.run_command("application:toggle-left-area")   # more room for the notebook
+    lab.run_command("application:toggle-left-area")  # more room for the notebook
     scroll_to(page, page.locator(panel + ".jp-Cell").first)
     shot = lab.screenshot(f"lesson_{nn}")
     assert shot.stat().st_size > 10_000
