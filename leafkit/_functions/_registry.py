@@ -17,8 +17,8 @@ an output's name (``result`` by default)
     the output, saved for backward (``_saved_result``);
 an attribute's name (``dim``, ``keepdim`` ...)
     a non-tensor argument of the forward;
-``<input>_sym_sizes``, ``<input>_sym_numel``, ``<input>_scalar_type``
-    an input's shape, size or dtype, saved without the input itself.
+``<input>_sym_sizes``, ``<input>_sym_strides``, ``<input>_sym_numel``, ``<input>_scalar_type``
+    an input's shape, strides (in elements), size or dtype, saved without the input itself.
 
 Only what the formulas of the inputs that need a gradient use is saved, as
 in PyTorch.  Formulas run in a namespace ``F`` (see :mod:`._namespace`): on
@@ -48,7 +48,7 @@ __all__ = ["defop", "apply", "OpSpec", "OpNode", "SPECS", "public", "PUBLIC"]
 SPECS: dict = {}   # op name -> OpSpec
 PUBLIC: dict = {}  # public name -> (function, where): method / function / inplace, for docs and tests
 
-_SIZE_SUFFIXES = ("_sym_sizes", "_sym_numel", "_scalar_type")
+_SIZE_SUFFIXES = ("_sym_sizes", "_sym_strides", "_sym_numel", "_scalar_type")
 
 
 def _camel(name: str) -> str:
@@ -442,6 +442,7 @@ def _save(spec, node, plan, args, results):
             a = args[idx]
             arr = a._data if isinstance(a, Tensor) else np.asarray(a)
             saved[k] = (arr.shape if kind == "_sym_sizes" else int(arr.size) if kind == "_sym_numel"
+                        else tuple(st // arr.itemsize for st in arr.strides) if kind == "_sym_strides"
                         else arr.dtype)
     node._had_saved = had
     return tuple(saved)

@@ -132,8 +132,8 @@ def inplace(t, spec, args):
         t._version_counter[0] += 1
         return t
     saves_self = any(spec.saved_kinds[k] == ("input", 0) for k in range(len(spec.saved_names)))
-    old = Tensor._make(t._data.copy() if saves_self else t._data, t._device, None if base is not None else t._grad_fn,
-                       t._output_nr)
+    # the value before the change, with its history (a recorded backward pass differentiates through it)
+    old = Tensor._make(t._data.copy() if saves_self else t._data, t._device, t._grad_fn, t._output_nr)
     old._requires_grad = t._requires_grad if base is None else base._requires_grad
     if not saves_self:
         old._version_counter = t._version_counter

@@ -81,9 +81,32 @@ def _addmm(self, mat1, mat2, beta=1, alpha=1):
     return out
 
 
+def _column_major(sizes, strides):
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+def _mm_mat1_backward(F, grad, mat2, sizes, strides, alpha=1):
+    """PyTorch's mm_mat1_backward: a column-major (transposed) input gets its gradient as a transpose."""
+    if _column_major(sizes, strides):
+        return _maybe_multiply(F, F.t(F.mm(mat2, F.t(grad))), alpha)
+    return _maybe_multiply(F, F.mm(grad, F.t(mat2)), alpha)
+
+
+def _mm_mat2_backward(F, grad, mat1, sizes, strides, alpha=1):
+    if _column_major(sizes, strides):
+        return _maybe_multiply(F, F.t(F.mm(F.t(grad), mat1)), alpha)
+    return _maybe_multiply(F, F.mm(F.t(mat1), grad), alpha)
+
+
+def _maybe_multiply(F, t, s):
+    return t if s == 1 else F.mul_scalar(t, s)
+
+
 mm_spec = defop("mm", _mm, inputs=("self", "mat2"),
-                self=lambda F, grad, mat2: F.mm(grad, F.t(mat2)),
-                mat2=lambda F, grad, self: F.mm(F.t(self), grad))
+                self=lambda F, grad, mat2, self_sym_sizes, self_sym_strides: _mm_mat1_backward(
+                    F, grad, mat2, self_sym_sizes, self_sym_strides),
+                mat2=lambda F, grad, self, mat2_sym_sizes, mat2_sym_strides: _mm_mat2_backward(
+                    F, grad, self, mat2_sym_sizes, mat2_sym_strides))
 mv_spec = defop("mv", _mv, inputs=("self", "vec"),
                 self=lambda F, grad, vec: F.reshape(grad, (-1, 1)) * vec,
                 vec=lambda F, grad, self: F.mv(F.t(self), grad))
@@ -95,14 +118,12 @@ bmm_spec = defop("bmm", _bmm, inputs=("self", "mat2"),
                  mat2=lambda F, grad, self: F.bmm(F.transpose(self, 1, 2), grad))
 
 
-def _maybe_multiply(F, t, s):
-    return t if s == 1 else F.mul_scalar(t, s)
-
-
 addmm_spec = defop("addmm", _addmm, inputs=("self", "mat1", "mat2"),
                    self=lambda F, grad, beta: _maybe_multiply(F, grad, beta),
-                   mat1=lambda F, grad, mat2, alpha: _maybe_multiply(F, F.mm(grad, F.t(mat2)), alpha),
-                   mat2=lambda F, grad, mat1, alpha: _maybe_multiply(F, F.mm(F.t(mat1), grad), alpha))
+                   mat1=lambda F, grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha: _mm_mat1_backward(
+                       F, grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha),
+                   mat2=lambda F, grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha: _mm_mat2_backward(
+                       F, grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha))
 
 
 @public("mm")
