@@ -191,22 +191,34 @@ public("argmin")(_arg_extremum(np.argmin, "argmin"))
 
 
 # -- scatter / gather ---------------------------------------------------------------------------------------------
+def _src_part(src, index):
+    """PyTorch reads only the first ``index.shape`` elements of ``src``."""
+    if not hasattr(src, "shape"):
+        return src
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _along(index, dim):
+    """Fancy indices that pick ``index`` along ``dim`` and the same position elsewhere (index may be smaller
+    than the tensor in every dimension, as PyTorch allows)."""
+    idx = list(array_module(index).indices(index.shape, sparse=True))
+    idx[dim] = index
+    return tuple(idx)
+
+
 def _scatter(self, dim, index, src):
     out = self.copy()
-    array_module(self).put_along_axis(out, index, src if hasattr(src, "shape") else self.dtype.type(src), axis=dim)
+    out[_along(index, dim)] = _src_part(src, index) if hasattr(src, "shape") else self.dtype.type(src)
     return out
 
 
 def _gather(self, dim, index):
-    return as_array(array_module(self).take_along_axis(self, index, axis=dim))
+    return as_array(self[_along(index, dim)])
 
 
 def _scatter_add(self, dim, index, src):
     out = self.copy()
-    xp = array_module(self)
-    idx = list(xp.indices(index.shape, sparse=True))
-    idx[dim] = index
-    xp.add.at(out, tuple(idx), src)
+    array_module(self).add.at(out, _along(index, dim), _src_part(src, index))
     return out
 
 
