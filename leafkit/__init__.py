@@ -20,6 +20,7 @@ from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_
 from . import autograd
 from . import cuda
 from ._tensor_str import set_printoptions
+from ._lang import get_language, set_language  # the teaching UI's language (explorers, explain, legends)
 from ._functional import *  # noqa: F401,F403  (torch.exp, torch.sum, ...)
 from ._functional import __all__ as _functional_all
 
