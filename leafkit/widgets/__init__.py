@@ -12,13 +12,32 @@
 
 Each explorer runs the code it shows in leafkit, is constructible without a
 browser (drive it from Python: set a control's ``.value``, call a button's
-``.click()``), displays through its root ``.widget``, and never shows a
-traceback: the lesson's errors appear as styled messages.
-"""
-from .backward_explorer import BackwardExplorer
-from .detach_explorer import DetachExplorer
-from .grad_mode_explorer import GradModeExplorer
-from .leaf_explorer import LeafExplorer
-from .quiz import LeafQuiz
+``.click()``, or use ``explorer.act(key, value)`` with the keys of
+``explorer.controls()``), displays through its root ``.widget``, and never
+shows a traceback: the lesson's errors appear as styled messages.  Every
+explorer takes ``lang="en"`` or ``"zh"`` (简体中文); the default follows
+:func:`leafkit.set_language`.
 
-__all__ = ["LeafExplorer", "GradModeExplorer", "BackwardExplorer", "DetachExplorer", "LeafQuiz"]
+:data:`REGISTRY` lists the explorers once: this package's exports, the tests,
+the browser test, ``bench/widgets.py`` and the README's screenshot table read
+it.  A new explorer is its own module plus one line there.
+"""
+from ._registry import ExplorerEntry, entries
+
+#: ``(module, class)``, one line per explorer, in the order the README and the tests list them.
+REGISTRY = (
+    ("leaf_explorer", "LeafExplorer"),
+    ("grad_mode_explorer", "GradModeExplorer"),
+    ("backward_explorer", "BackwardExplorer"),
+    ("detach_explorer", "DetachExplorer"),
+    ("quiz", "LeafQuiz"),
+)
+
+#: :class:`ExplorerEntry` per registered explorer (``.name``, ``.cls``, ``.slug``, ``.css_class``, ``.summary()``).
+EXPLORERS = entries(REGISTRY)
+
+for _entry in EXPLORERS:
+    globals()[_entry.name] = _entry.cls
+del _entry
+
+__all__ = [e.name for e in EXPLORERS]
