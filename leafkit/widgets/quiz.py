@@ -49,7 +49,7 @@ TEXT = {
         "misses": "{m} answer{s} to look at, on {k} tensor{ks} below. Each shows why, and its drawing.",
         "unchecked": " Not checked (a ? is left, so nothing about them is shown): {names}.",
         "raised": "Some lines raised",
-        "said": "{field}: you said {predicted}, it is <b>{actual}</b>",
+        "said": "{field}: you said {predicted}, it is <b>{actual}</b>", "said_sep": "; ",
     },
     "zh": {
         "title": "叶子张量小测验",
@@ -66,7 +66,7 @@ TEXT = {
         "misses": "有 {m} 个答案需要再看看，涉及下面 {k} 个张量，每个都附有原因和图。",
         "unchecked": "还有 ? 的行没有检查，它们的答案不会显示：{names}。",
         "raised": "有几行代码抛出了错误",
-        "said": "{field}：你选了 {predicted}，实际是 <b>{actual}</b>",
+        "said": "{field}：你选了 {predicted}，实际是 <b>{actual}</b>", "said_sep": "；",
     },
 }
 
@@ -299,7 +299,7 @@ class LeafQuiz(Explorer):
             pane = DrawingPane(zoom=self._zoom, legend=False, min_height="0", lang=self.lang)
             pane.show(draw({n: res.tensors[n]}, lang=self.lang))
             self.miss_drawings[n] = pane
-            said = "; ".join(self._t("said", field=f"{n}.{f}", predicted=esc(p), actual=esc(a)) for f, p, a in wrong)
+            said = self._t("said_sep").join(self._t("said", field=f"{n}.{f}", predicted=esc(p), actual=esc(a)) for f, p, a in wrong)
             fn = final["grad_fn"]
             cards.append(
                 f'<div class="lk-miss" style="display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start;'
