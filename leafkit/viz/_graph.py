@@ -23,7 +23,8 @@ FLOW, SHARE, SAVED, ATTACH, LAYOUT = "flow", "share", "saved", "attach", "layout
 
 #: The words this module writes into drawings and text trees, per language (see leafkit.set_language).
 TEXT = {
-    "en": {"more": "{n} more node", "more_plural": "{n} more nodes", "not_drawn": "not drawn: raise max_nodes to see them",
+    "en": {"more": "{n} more node", "more_plural": "{n} more nodes",
+           "not_drawn": "not drawn: raise max_nodes to see them",
            "inputs_not_drawn": "(inputs not drawn)", "drawn_again": "(drawn again)", "saved_rel": "saved: ",
            "named_rel": "named: ", "share_rel": "shares storage with (no gradient): ", "see_above": "  (see above)",
            "more_lines": "({n} more lines)"},

@@ -34,7 +34,8 @@ _BINOPS = {"+ 2": "+", "* 3": "*"}
 TEXT = {
     "en": {
         "title": "Leaf explorer",
-        "subtitle": "Create a tensor, send it through clone / detach / cuda / to / an op, and see when it stays a leaf.",
+        "subtitle": ("Create a tensor, send it through clone / detach / cuda / to / an op, and see when it "
+                     "stays a leaf."),
         "summary": "`requires_grad` at creation or after, a chain of up to three steps, `is_leaf` at every step",
         "when": "set requires_grad", "before": "before the chain", "after": "after the chain",
         "tip_before": "torch.tensor([1.0], requires_grad=...)", "tip_after": "t.requires_grad = ... on the result",

@@ -299,7 +299,8 @@ class LeafQuiz(Explorer):
             pane = DrawingPane(zoom=self._zoom, legend=False, min_height="0", lang=self.lang)
             pane.show(draw({n: res.tensors[n]}, lang=self.lang))
             self.miss_drawings[n] = pane
-            said = self._t("said_sep").join(self._t("said", field=f"{n}.{f}", predicted=esc(p), actual=esc(a)) for f, p, a in wrong)
+            said = self._t("said_sep").join(self._t("said", field=f"{n}.{f}", predicted=esc(p), actual=esc(a))
+                                            for f, p, a in wrong)
             fn = final["grad_fn"]
             cards.append(
                 f'<div class="lk-miss" style="display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start;'

@@ -83,7 +83,8 @@ def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
     Chinese lessons."""
     quiz = next(e for e in EXPLORERS if e.name == "LeafQuiz")
     lab.page.set_viewport_size({"width": 1280, "height": 1600})
-    setup = ["import leafkit\nleafkit.set_language('zh')  # the first cell of every Chinese lesson"] if lang == "zh" else []
+    first = "import leafkit\nleafkit.set_language('zh')  # the first cell of every Chinese lesson"
+    setup = [first] if lang == "zh" else []
     lab.open_notebook(write_notebook(scratch_dir / f"quiz_1280_{lang}.ipynb",
                                      setup + ["from leafkit.widgets import LeafQuiz\nLeafQuiz()"]))
     lab.run_all()
