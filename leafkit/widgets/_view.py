@@ -31,7 +31,7 @@ import ipywidgets as W
 
 from leafkit._lang import resolve_language
 
-__all__ = ["Explorer", "Control", "DrawingPane", "code_html", "message_html", "table_html", "bool_html",
+__all__ = ["Explorer", "Control", "control_class", "DrawingPane", "code_html", "message_html", "table_html", "bool_html",
            "legend_html", "device_badge_html", "cuda_backend_note", "esc", "rich", "plain", "BASE_TEXT"]
 
 #: Words every explorer shares, per language.
@@ -412,13 +412,22 @@ def clear_caches() -> None:
 
 
 # ------------------------------------------------------------------ controls --
+def control_class(key: str) -> str:
+    """The CSS class that marks the control ``key`` in the page (``"retain:z"`` → ``"lk-control-retain-3a-z"``).
+
+    Browser tests find a control by it, whatever its language or its current label.
+    """
+    return "lk-control-" + re.sub(r"[^A-Za-z0-9_]", lambda m: f"-{ord(m.group()):x}-", key)
+
+
 class Control:
     """One control of an explorer, under a key that is the same in every language.
 
     Attributes
     ----------
     key : str
-        Language-independent name, e.g. ``"retain:z"``, ``"hook_on"``, ``"backward"``.
+        Language-independent name, e.g. ``"retain:z"``, ``"hook_on"``, ``"backward"``; in the
+        page the widget carries the CSS class :func:`control_class` of it.
     widget : ipywidgets widget
         The control itself.
     kind : {"checkbox", "dropdown", "toggle", "button"}
@@ -645,6 +654,8 @@ class Explorer:
         self.widget.add_class("lk-explorer")
         self.widget.add_class(self.css_class)
         self.widget.add_class(f"lk-lang-{self.lang}")
+        for c in self._controls():
+            c.widget.add_class(control_class(c.key))
 
     def _assemble(self, controls, left_extra=(), right_extra=(), left_width="650px"):
         """Lay out header, controls; then code, table, messages beside the drawing.

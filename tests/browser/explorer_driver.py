@@ -16,9 +16,13 @@ explorer on screen, in document order; ``lang_of(root)`` reads its language.
 
 Operating them
 --------------
-A control is found by what the learner reads on it, in the explorer's language:
 ``operate(root, control, value)`` takes a :class:`leafkit.widgets._view.Control`
-(from a twin explorer built in this process) and ticks, chooses or presses it.
+(from a twin explorer built in this process) and ticks, chooses or presses it in
+the page.  The control is found by its CSS class (``control_class(key)``), so a
+button whose label follows the state (``t.backward(retain_graph=True)``) is found
+too; options are chosen by the label the learner reads, in the explorer's language.
+The helpers ``set_checkbox``, ``select``, ``toggle`` and ``click`` find controls by
+their visible description instead.
 
 Exercising them
 ---------------
@@ -44,6 +48,7 @@ import time
 from html.parser import HTMLParser
 
 from leafkit.widgets import EXPLORERS
+from leafkit.widgets._view import control_class
 
 #: Class name -> CSS class of its root widget, from the registry.
 EXPLORER_CLASSES = {e.name: e.css_class for e in EXPLORERS}
@@ -238,22 +243,33 @@ def click(root, description: str) -> None:
     root.locator("button.widget-button", has_text=_exact(description)).first.click()
 
 
+def control_locator(root, key: str):
+    """The page element of the control ``key`` of the explorer at ``root``."""
+    return root.locator(f".{control_class(key)}").first
+
+
 def operate(root, control, value) -> bool:
-    """Do in the page what ``twin.act(control.key, value)`` does; False when the page already had it."""
+    """Do in the page what ``twin.act(control.key, value)`` does; False when nothing could happen
+    (the page already had that value, or the button is disabled)."""
+    el = control_locator(root, control.key)
     if control.kind == "checkbox":
-        if checkbox(root, control.description).is_checked() == bool(value):
+        box = el.locator("input[type=checkbox]")
+        if box.is_checked() == bool(value):
             return False
-        set_checkbox(root, control.description, value)
+        box.click()
+        wait_until(lambda: box.is_checked() == bool(value), 10, f"checkbox {control.key!r}")
     elif control.kind == "dropdown":
         label = control.label(value)
-        dd = _dropdown(root, control.description)
+        dd = el.locator("select")
         if dd.evaluate("el => el.options[el.selectedIndex] ? el.options[el.selectedIndex].text : null") == label:
             return False
         dd.select_option(label=label)
     elif control.kind == "toggle":
-        toggle(root, control.description, control.label(value))
+        el.locator("button", has_text=_exact(control.label(value))).first.click()
     else:
-        click(root, control.description)
+        if el.is_disabled():
+            return False
+        el.click()
     return True
 
 
@@ -304,11 +320,7 @@ def exercise_blind(lab, kind: str, root) -> list:
     twin = e.cls(lang=lang_of(root))  # only to read the controls' labels in the page's language
     steps = []
     for key, value in e.cls.TOUR:
-        control = twin.controls()[key]
-        if control.kind == "button" and root.locator("button.widget-button:disabled",
-                                                     has_text=_exact(control.description)).count():
-            continue
-        if not operate(root, control, value):
+        if not operate(root, twin.controls()[key], value):
             continue
         lab.page.wait_for_timeout(250)
         lab.wait_for_idle(timeout=60)

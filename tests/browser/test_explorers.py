@@ -115,3 +115,24 @@ def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     lab.page.screenshot(path=str(SCREENSHOTS / f"leaf_quiz_1280_{lang}.png"))
     drv.assert_no_traceback(lab, root)
+
+
+def test_exercise_all_drives_a_lesson_like_notebook(lab, scratch_dir):
+    """What the lessons' browser test uses: every explorer of a notebook, built with arguments the
+    driver does not know and in the package's language (here Chinese), is walked without a traceback."""
+    cells = ["import leafkit\nleafkit.set_language('zh')",
+             "from leafkit.widgets import *",
+             "LeafExplorer(False, ['clone()'])", "GradModeExplorer(op='+')",
+             "BackwardExplorer(retain_grad=['z'], retain_graph=True)", "DetachExplorer(actions=['y.add_(1)'])",
+             "LeafQuiz()"]
+    lab.page.set_viewport_size({"width": 1400, "height": 2000})
+    lab.open_notebook(write_notebook(scratch_dir / "lesson_like.ipynb", cells))
+    drv.hide_left_sidebar(lab)
+    lab.run_all()
+    drv.assert_no_traceback(lab)
+    found = drv.explorers(lab)
+    assert [n for n, _ in found] == [e.name for e in EXPLORERS]
+    assert all(drv.lang_of(root) == "zh" for _, root in found)
+    done = drv.exercise_all(lab)
+    assert len(done) == len(EXPLORERS) and all(done.values()), done
+    drv.assert_no_traceback(lab)

@@ -126,3 +126,18 @@ def test_lessons_are_found_by_their_code(tmp_path):
 def test_modules_stay_importable_by_name():
     for e in EXPLORERS:
         assert f"leafkit.widgets.{e.module}" in sys.modules
+
+
+@pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
+def test_every_control_is_marked_for_the_browser(entry):
+    """Browser tests find a control by a CSS class made from its key, in any language and whatever
+    its label says now (the backward button's label follows retain_graph)."""
+    from leafkit.widgets._view import control_class
+
+    for lang in ("en", "zh"):
+        ex = entry.cls(lang=lang)
+        classes = [control_class(k) for k in ex.controls()]
+        assert len(set(classes)) == len(classes)
+        for key, c in ex.controls().items():
+            assert control_class(key) in c.widget._dom_classes
+    assert control_class("retain:z") == "lk-control-retain-3a-z"
