@@ -13,7 +13,9 @@ printed tensors are never translated.  This module is not part of PyTorch's API
 """
 from __future__ import annotations
 
-__all__ = ["LANGUAGES", "set_language", "get_language", "resolve_language"]
+import contextlib
+
+__all__ = ["LANGUAGES", "set_language", "get_language", "resolve_language", "language"]
 
 #: The accepted language codes: English and Simplified Chinese.
 LANGUAGES = ("en", "zh")
@@ -73,3 +75,20 @@ def resolve_language(lang=None) -> str:
         ``lang`` is neither None nor one of :data:`LANGUAGES`.
     """
     return _language if lang is None else _check(lang, "lang")
+
+
+@contextlib.contextmanager
+def language(lang):
+    """Make ``lang`` the default inside a ``with`` block, and restore the previous default after.
+
+    Raises
+    ------
+    ValueError
+        ``lang`` is not one of :data:`LANGUAGES` (checked before anything changes).
+    """
+    global _language
+    before, _language = _language, _check(lang)
+    try:
+        yield lang
+    finally:
+        _language = before

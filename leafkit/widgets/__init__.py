@@ -20,7 +20,20 @@ explorer takes ``lang="en"`` or ``"zh"`` (简体中文); the default follows
 
 :data:`REGISTRY` lists the explorers once: this package's exports, the tests,
 the browser test, ``bench/widgets.py`` and the README's screenshot table read
-it.  A new explorer is its own module plus one line there.
+it.  A new explorer (say ``BackwardStepper``) is its own module plus one line there:
+
+1. ``leafkit/widgets/backward_stepper.py``: a subclass of
+   :class:`~leafkit.widgets._view.Explorer` with ``TEXT`` (``"en"`` and ``"zh"``:
+   ``title``, ``subtitle``, ``summary`` and its own words), ``css_class``,
+   ``TOUR`` (a walk through its controls), ``EXAMPLE`` when it needs arguments
+   (a notebook cell that builds a graph and ends with ``BackwardStepper(loss)``),
+   ``_controls()`` and ``_update()``;
+2. ``("backward_stepper", "BackwardStepper")`` in :data:`REGISTRY`.
+
+Then ``python scripts/readme_explorers.py`` adds its README row (a test fails
+until it does), the browser test with ``LEAFKIT_UPDATE_DOCS=1`` its screenshots,
+and its own tests add an oracle to ``tests/widgets/test_explorer_properties.py``
+(the suite asks for one).
 """
 from ._registry import ExplorerEntry, entries
 

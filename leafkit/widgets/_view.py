@@ -29,7 +29,7 @@ from collections import OrderedDict
 
 import ipywidgets as W
 
-from leafkit._lang import resolve_language
+from leafkit._lang import language, resolve_language
 
 __all__ = ["Explorer", "Control", "control_class", "DrawingPane", "code_html", "message_html", "table_html", "bool_html",
            "legend_html", "device_badge_html", "cuda_backend_note", "esc", "rich", "plain", "BASE_TEXT"]
@@ -537,6 +537,10 @@ class Explorer:
     #: A walk through the controls: ``(key, value)`` steps for :meth:`act` (the browser test,
     #: the benchmarks and the screenshots use it).  Each step changes what the explorer shows.
     TOUR: tuple = ()
+    #: The code of a notebook cell that builds an example of this explorer, its last line the
+    #: explorer (``torch`` is leafkit); ``None`` means the class called with no arguments.  The
+    #: browser test runs it, :meth:`example` builds the same in Python.
+    EXAMPLE = None
     _batch = False  # True while set_state() changes several controls: redraw once, at the end
     css_class = "lk-explorer"
     show_device = False
@@ -566,6 +570,31 @@ class Explorer:
         self.drawing_view = self.drawing_pane.view
         self.header_view = W.HTML(self._header_html())
         self.widget = W.VBox()
+
+    @classmethod
+    def example_code(cls) -> str:
+        """:attr:`EXAMPLE`, or ``"ClassName()"``."""
+        return cls.EXAMPLE if cls.EXAMPLE is not None else f"{cls.__name__}()"
+
+    @classmethod
+    def example(cls, lang=None):
+        """The explorer that :meth:`example_code` builds, in ``lang`` (``None``: the package default).
+
+        The tests, the benchmarks and the browser driver build explorers this way, so an explorer
+        that needs arguments (a graph to step through, say) is driven like any other.
+        """
+        import ast
+
+        import leafkit
+
+        tree = ast.parse(cls.example_code())
+        *body, last = tree.body
+        if not isinstance(last, ast.Expr):
+            raise ValueError(f"{cls.__name__}.EXAMPLE must end with the expression that builds the explorer")
+        ns = {"torch": leafkit, cls.__name__: cls}
+        with language(resolve_language(lang)):
+            exec(compile(ast.Module(body, type_ignores=[]), f"<{cls.__name__} example>", "exec"), ns)  # noqa: S102
+            return eval(compile(ast.Expression(last.value), f"<{cls.__name__} example>", "eval"), ns)  # noqa: S307
 
     # -- words ----------------------------------------------------------
     def _t(self, key: str, **fields) -> str:

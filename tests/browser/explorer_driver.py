@@ -27,8 +27,9 @@ their visible description instead.
 Exercising them
 ---------------
 ``exercise(lab, name, root)`` walks the explorer's ``TOUR`` in the page and,
-step by step, on a *twin*: the same explorer built here with the notebook's
-arguments (default: none) and language.  After every step it waits until the
+step by step, on a *twin*: the same explorer built here (default: its
+``example()``, which is what ``example_code()`` builds in a notebook) in the
+page's language.  After every step it waits until the
 page shows exactly what the twin computed (code, table, message, explanation,
 quiz feedback; memory addresses masked), that a drawing is an SVG, and that no
 traceback appeared.  ``exercise_all(lab)`` walks every explorer of a notebook
@@ -293,10 +294,9 @@ def _differences(root, twin) -> list:
 
 def exercise(lab, kind: str, root, twin=None, timeout: float = 30) -> list:
     """Walk the explorer's ``TOUR`` in the page and on ``twin``; after each step the page must show
-    what the twin computed.  ``twin`` defaults to the explorer built with no arguments, in the page's
-    language.  Returns the steps taken (``"key=value"``)."""
+    what the twin computed.  ``twin`` defaults to the explorer's ``example()`` in the page's language.  Returns the steps taken (``"key=value"``)."""
     e = entry(kind)
-    twin = twin if twin is not None else e.cls(lang=lang_of(root))
+    twin = twin if twin is not None else e.cls.example(lang_of(root))
     wait_until(lambda: not _differences(root, twin), timeout, "the page to show the explorer's first state")
     steps = []
     for key, value in e.cls.TOUR:
@@ -317,7 +317,7 @@ def exercise_blind(lab, kind: str, root) -> list:
     """Walk the tour without a twin (the explorer's arguments are unknown): after each step wait for
     the kernel, then check that no traceback appeared and that a drawing, if any, is an SVG."""
     e = entry(kind)
-    twin = e.cls(lang=lang_of(root))  # only to read the controls' labels in the page's language
+    twin = e.cls.example(lang_of(root))  # only to read the controls' labels in the page's language
     steps = []
     for key, value in e.cls.TOUR:
         if not operate(root, twin.controls()[key], value):

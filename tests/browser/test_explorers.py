@@ -1,9 +1,10 @@
 """Every explorer of leafkit.widgets.REGISTRY in JupyterLab (headless Chromium), in English and Chinese.
 
 For each explorer and language a small notebook is written to a scratch folder
-inside the server root (never into lessons/), opened and run (the Chinese one
-builds the explorer with ``lang="zh"``; the quiz test at 1280 px also checks the
-package default, ``leafkit.set_language("zh")``, that the Chinese lessons call); then the
+inside the server root (never into lessons/), opened and run: it builds the
+explorer's example (``example_code()``), the Chinese one after
+``leafkit.set_language("zh")`` as the Chinese lessons do (the quiz test at 1280 px
+builds its Chinese quiz with ``lang="zh"`` instead); then the
 explorer's tour is clicked through like a learner would (explorer_driver.py), and
 after every step the page must show exactly what the same explorer computes in
 this process, with its drawing as SVG and no traceback anywhere.  The final state
@@ -24,7 +25,7 @@ from lab_harness import REPO, SCREENSHOTS, write_notebook
 from leafkit.widgets import EXPLORERS
 
 DOCS_SHOTS = REPO / "docs" / "screenshots"
-ARGS = {"en": "", "zh": 'lang="zh"'}
+ZH_FIRST = "import leafkit\nleafkit.set_language('zh')  # the first cell of every Chinese lesson"
 
 
 def _shoot(lab, root, name: str, lang: str = "en", width: int = 1400):
@@ -48,7 +49,8 @@ def _shoot(lab, root, name: str, lang: str = "en", width: int = 1400):
 
 def _open(lab, scratch_dir, entry, lang, width=1400):
     lab.page.set_viewport_size({"width": width, "height": 2000})
-    cells = [f"from leafkit.widgets import {entry.name}\n{entry.name}({ARGS[lang]})"]
+    cells = ([ZH_FIRST] if lang == "zh" else []) + [
+        f"import leafkit as torch\nfrom leafkit.widgets import {entry.name}", entry.cls.example_code()]
     lab.open_notebook(write_notebook(scratch_dir / f"{entry.slug}_{lang}.ipynb", cells))
     drv.hide_left_sidebar(lab)
     lab.run_all()
@@ -63,7 +65,7 @@ def _open(lab, scratch_dir, entry, lang, width=1400):
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
 def test_explorer_in_jupyterlab(lab, scratch_dir, entry, lang):
     root = _open(lab, scratch_dir, entry, lang)
-    if entry.cls().drawing is not None:
+    if entry.cls.example().drawing is not None:
         drv.wait_until(lambda: "<svg" in drv.drawing_html(root), 30, "the first drawing")
     steps = drv.exercise(lab, entry.name, root)
     assert len(steps) == len(entry.cls.TOUR)
@@ -79,14 +81,12 @@ def test_explorer_in_jupyterlab(lab, scratch_dir, entry, lang):
 def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
     """Issue 12: at 1280 px the dropdowns of rows i-k went out of line and their marks were clipped.
     With the left sidebar open (JupyterLab's default), every row's dropdowns share one x, and every
-    mark is fully inside the quiz.  The Chinese quiz comes from the package default, as in the
-    Chinese lessons."""
+    mark is fully inside the quiz.  The Chinese quiz is built with lang="zh"."""
     quiz = next(e for e in EXPLORERS if e.name == "LeafQuiz")
     lab.page.set_viewport_size({"width": 1280, "height": 1600})
-    first = "import leafkit\nleafkit.set_language('zh')  # the first cell of every Chinese lesson"
-    setup = [first] if lang == "zh" else []
+    arg = 'lang="zh"' if lang == "zh" else ""
     lab.open_notebook(write_notebook(scratch_dir / f"quiz_1280_{lang}.ipynb",
-                                     setup + ["from leafkit.widgets import LeafQuiz\nLeafQuiz()"]))
+                                     [f"from leafkit.widgets import LeafQuiz\nLeafQuiz({arg})"]))
     lab.run_all()
     root = drv.explorer(lab, "LeafQuiz")
     assert drv.lang_of(root) == lang

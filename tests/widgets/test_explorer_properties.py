@@ -180,13 +180,13 @@ def test_every_registered_explorer_has_an_oracle():
 # ------------------------------------------------------------------ the machine --
 def learner_machine(entry, torch):
     cls = entry.cls
-    steps = [(key, value) for key, c in cls().controls().items() for value in c.values()]
+    steps = [(key, value) for key, c in cls.example().controls().items() for value in c.values()]
     oracle = ORACLES[entry.name]
 
     class Learner(RuleBasedStateMachine):
         @initialize(lang=st.sampled_from(["en", "zh"]))
         def build(self, lang):
-            self.ex = cls(lang=lang)
+            self.ex = cls.example(lang)
 
         @rule(step=st.sampled_from(steps))
         def operate(self, step):

@@ -2,6 +2,7 @@
 word tables, the same code and the same results in both languages, code left untranslated."""
 from __future__ import annotations
 
+import inspect
 import re
 import string
 
@@ -64,18 +65,26 @@ def test_the_chinese_texts_use_the_articles_terms():
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
 def test_lang_argument_and_package_default(entry):
     cls = entry.cls
-    en = cls()
+    assert inspect.signature(cls).parameters["lang"].default is None
+    en = cls.example()
     assert en.lang == "en" and "lk-lang-en" in en.widget._dom_classes
-    zh = cls(lang="zh")
+    zh = cls.example("zh")
     assert zh.lang == "zh" and "lk-lang-zh" in zh.widget._dom_classes
     assert entry.title("zh") in zh.header_view.value and CJK.search(zh.header_view.value)
     assert not CJK.search(en.header_view.value)
     leafkit.set_language("zh")
-    assert cls().lang == "zh" and cls(lang="en").lang == "en"
-    assert "交互式探索器" in cls()._repr_mimebundle_()["text/plain"]
+    assert cls.example().lang == "zh" and cls.example("en").lang == "en"
+    assert "交互式探索器" in cls.example()._repr_mimebundle_()["text/plain"]
     leafkit.set_language("en")
-    with pytest.raises(ValueError, match="lang must be one of 'en', 'zh'"):
-        cls(lang="de")
+    with pytest.raises(ValueError, match="must be one of 'en', 'zh'"):
+        cls.example("de")
+    if cls.example_code() == f"{cls.__name__}()":   # built with no arguments: the lang argument itself
+        assert cls(lang="zh").lang == "zh"
+        leafkit.set_language("zh")
+        assert cls(lang="en").lang == "en"
+        leafkit.set_language("en")
+        with pytest.raises(ValueError, match="lang must be one of 'en', 'zh'"):
+            cls(lang="de")
 
 
 def _visible(ex) -> dict:
@@ -90,7 +99,7 @@ def _visible(ex) -> dict:
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
 def test_the_same_tour_gives_the_same_results_in_both_languages(entry, no_dot):
     """Code and results are the same in Chinese; only the words around them change."""
-    en, zh = entry.cls(lang="en"), entry.cls(lang="zh")
+    en, zh = entry.cls.example("en"), entry.cls.example("zh")
     for key, value in (("", None), *entry.cls.TOUR):
         if key:
             assert en.act(key, value) == zh.act(key, value)

@@ -38,7 +38,7 @@ def test_every_entry_is_complete(entry):
     for lang in ("en", "zh"):
         assert entry.title(lang) and entry.summary(lang) and cls.TEXT[lang]["subtitle"]
     assert cls.TOUR, "an explorer needs a tour (the browser test and the benchmarks walk it)"
-    ex = cls()
+    ex = cls.example()
     controls = ex.controls()
     assert controls and all(isinstance(c, Control) and c.key == k for k, c in controls.items())
     for key, value in cls.TOUR:
@@ -58,7 +58,7 @@ def test_names_classes_and_screenshots_are_distinct():
 def test_every_tour_step_acts(entry, no_dot):
     """Each step of the tour operates an enabled control and changes what the explorer shows
     (the browser driver waits for the page to show each new state)."""
-    ex = entry.cls()
+    ex = entry.cls.example()
     for key, value in entry.cls.TOUR:
         c = ex.controls()[key]
         before = (c.value, ex.code, ex.table_view.value, ex.message_view.value, ex.explanation_view.value,
@@ -71,7 +71,7 @@ def test_every_tour_step_acts(entry, no_dot):
 
 
 def test_act_refuses_unknown_keys_and_values():
-    ex = EXPLORERS[0].cls()
+    ex = EXPLORERS[0].cls.example()
     with pytest.raises(KeyError):
         ex.act("no such control")
     key, control = next((k, c) for k, c in ex.controls().items() if c.kind != "button")
@@ -135,9 +135,33 @@ def test_every_control_is_marked_for_the_browser(entry):
     from leafkit.widgets._view import control_class
 
     for lang in ("en", "zh"):
-        ex = entry.cls(lang=lang)
+        ex = entry.cls.example(lang)
         classes = [control_class(k) for k in ex.controls()]
         assert len(set(classes)) == len(classes)
         for key, c in ex.controls().items():
             assert control_class(key) in c.widget._dom_classes
     assert control_class("retain:z") == "lk-control-retain-3a-z"
+
+
+class _NeedsAGraph(Explorer):
+    """An explorer that, like the planned BackwardStepper, needs a graph to be built."""
+
+    TEXT = {"en": {"title": "t", "subtitle": "s", "summary": "m"}, "zh": {"title": "标", "subtitle": "副", "summary": "概"}}
+    EXAMPLE = "x = torch.tensor([2.0], requires_grad=True)\nloss = (x * 3).sum()\n_NeedsAGraph(loss)"
+
+    def __init__(self, loss, lang=None):
+        super().__init__(lang=lang)
+        self.loss = loss
+
+
+def test_explorers_that_need_arguments_are_built_from_their_example():
+    import leafkit
+
+    ex = _NeedsAGraph.example("zh")
+    assert ex.lang == "zh" and ex.loss.grad_fn.name() == "SumBackward0"
+    assert isinstance(ex.loss, leafkit.Tensor) and leafkit.get_language() == "en"   # the default is restored
+    assert _NeedsAGraph.example_code().endswith("_NeedsAGraph(loss)")
+    assert EXPLORERS[0].cls.example_code() == "LeafExplorer()"
+    bad = type("Bad", (_NeedsAGraph,), {"EXAMPLE": "x = 1"})
+    with pytest.raises(ValueError, match="must end with the expression"):
+        bad.example()

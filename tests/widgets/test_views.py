@@ -23,7 +23,7 @@ def _poke(ex):
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
 def test_constructible_and_displayable_without_a_browser(cls):
-    ex = cls()
+    ex = cls.example()
     bundle = ex._repr_mimebundle_()
     assert WIDGET_VIEW in bundle and bundle[WIDGET_VIEW]["model_id"] == ex.widget.model_id
     assert bundle["text/plain"].startswith(f"<{cls.__name__}: an interactive explorer")
@@ -47,7 +47,7 @@ def test_text_fallback_without_dot(monkeypatch, cls):
     monkeypatch.setenv("PATH", "/nonexistent")
     clear_svg_cache()
     _view.clear_caches()
-    ex = cls()
+    ex = cls.example()
     _poke(ex)
     assert ex.internal_errors == []
     if ex.drawing is None:  # the quiz draws inside its feedback (tested in test_quiz.py)
