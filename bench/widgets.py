@@ -1,22 +1,23 @@
 """Latency of the explorers: from a toggle (or click) to a redrawn SVG.
 
-Run ``python bench/widgets.py [--repeat N] [--browser]``.
+Run ``python bench/widgets.py [--repeat N] [--lang en|zh] [--browser]``.
 
-Kernel side (always): every explorer of ``leafkit.widgets`` is driven through
-the lesson-sized states the lessons use (LeafExplorer chains of up to three
-steps, all GradModeExplorer states, BackwardExplorer passes, DetachExplorer
-clicks, a quiz check with misses), timing each control change from
-``control.value = ...`` / ``button.click()`` until the callback returned, i.e.
-until the new SVG is in the drawing widget's value.  Two rounds:
+Kernel side (always): every explorer of ``leafkit.widgets.REGISTRY`` is driven
+through its tour (``Explorer.TOUR``: the walk through its controls that the browser
+test clicks), timing each step from ``explorer.act(key, value)`` until it returned,
+i.e. until the new SVG is in the drawing widget's value.  Two rounds:
 
 - *cold*: the SVG caches are cleared before every action, so each one runs the
   leafkit code, builds the drawing and runs Graphviz's ``dot``;
 - *warm*: the same sequence again, as a learner toggling back and forth
   between states already seen; renderings are cached by DOT source.
 
-Browser side (``--browser``, needs chromium + playwright): the same LeafExplorer
-toggles done in JupyterLab in headless Chromium, timed from the click until
-the SVG in the page changed (kernel round trip and browser paint included).
+A new explorer is timed as soon as it is registered.  Steps that draw nothing
+new (choosing an answer in the quiz) are not counted.
+
+Browser side (``--browser``, needs chromium + playwright): LeafExplorer toggles
+done in JupyterLab in headless Chromium, timed from the click until the SVG in
+the page changed (kernel round trip and browser paint included).
 
 The target is a median of at most 150 ms.
 """
@@ -32,73 +33,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from leafkit.viz import clear_svg_cache, dot_available  # noqa: E402
-from leafkit.widgets import (BackwardExplorer, DetachExplorer, GradModeExplorer, LeafExplorer,  # noqa: E402
-                             LeafQuiz)
+from leafkit.widgets import EXPLORERS  # noqa: E402
 from leafkit.widgets import _view  # noqa: E402
 
 TARGET_MS = 150.0
+#: Explorers whose one action draws many pictures at once: reported, not in the overall median.
+BATCH_DRAWERS = ("LeafQuiz",)
 
 
-def _set(ctl, value):
-    return lambda: setattr(ctl, "value", value)
-
-
-def leaf_actions(ex):
-    """The lesson's LeafExplorer walk: requires_grad, before/after, and chains of 1-3 steps."""
-    acts = []
-    for steps in (["clone()"], ["cuda()"], ["cuda()", "detach()"], ["clone()", "detach()"],
-                  ["detach()", "clone()"], ["+ 2", "* 3", "detach()"], ["cuda()", "to('cpu')", "+ 2"]):
-        for i in range(3):
-            v = steps[i] if i < len(steps) else "(none)"
-            acts.append((f"step {i + 1} = {v}", _set(ex.steps[i], v)))
-        acts.append(("requires_grad off", _set(ex.requires_grad, False)))
-        acts.append(("after the chain", _set(ex.when, "after")))
-        acts.append(("requires_grad on", _set(ex.requires_grad, True)))
-        acts.append(("before the chain", _set(ex.when, "before")))
-    return acts
-
-
-def grad_mode_actions(ex):
-    acts = []
-    for op in ("*", "/", "+", "-"):
-        acts.append((f"operator {op}", _set(ex.op, op)))
-        for ctl, name in ((ex.y_requires_grad, "y"), (ex.no_grad, "no_grad"), (ex.x_requires_grad, "x")):
-            acts.append((f"{name} on", _set(ctl, True)))
-            acts.append((f"{name} off", _set(ctl, False)))
-    return acts
-
-
-def backward_actions(ex):
-    acts = [("z.retain_grad()", _set(ex.retain["z"], True)), ("hook on y", _set(ex.hook_on, "y")),
-            ("retain_graph", _set(ex.retain_graph, True)), ("backward 1", ex.backward_button.click),
-            ("backward 2", ex.backward_button.click), ("no retain_graph", _set(ex.retain_graph, False)),
-            ("backward 3 (frees)", ex.backward_button.click), ("backward 4 (error)", ex.backward_button.click),
-            ("y.retain_grad()", _set(ex.retain["y"], True)), ("hook on t", _set(ex.hook_on, "t")),
-            ("Reset", ex.reset_button.click)]
-    return acts
-
-
-def detach_actions(ex):
-    b = ex.buttons
-    return [("y.add_(1)", b["y.add_(1)"].click), ("z = x ** 2", b["z = x ** 2"].click),
-            ("y.mul_(2)", b["y.mul_(2)"].click), ("z.backward() (error)", b["z.backward()"].click),
-            ("x.add_(1) (error)", b["x.add_(1)"].click), ("Reset", ex.reset_button.click),
-            ("z = x ** 2", b["z = x ** 2"].click), ("z.backward()", b["z.backward()"].click),
-            ("y.zero_()", b["y.zero_()"].click)]
-
-
-def quiz_actions(ex):
-    def wrong_answers():
-        for n, (a, b) in ex.answers.items():
-            a.value, b.value = "False", "False"
-
-    return [("answer all False", wrong_answers), ("Check (misses drawn)", ex.check_button.click),
-            ("Reset", ex.reset_button.click)]
-
-
-CASES = [("LeafExplorer", LeafExplorer, leaf_actions), ("GradModeExplorer", GradModeExplorer, grad_mode_actions),
-         ("BackwardExplorer", BackwardExplorer, backward_actions), ("DetachExplorer", DetachExplorer, detach_actions),
-         ("LeafQuiz", LeafQuiz, quiz_actions)]
+def tour_actions(ex):
+    """``[(label, action)]``: the explorer's tour as callables."""
+    return [(f"{key}={value!r}", (lambda k=key, v=value: ex.act(k, v))) for key, value in type(ex).TOUR]
 
 
 def _views(ex) -> tuple:
@@ -121,27 +66,27 @@ def _time(ex, action, cold: bool):
     return dt
 
 
-def run_kernel_side(repeat: int = 1) -> dict:
-    """``{explorer: {"cold": [ms], "warm": [ms], "redraws": n}}``."""
+def run_kernel_side(repeat: int = 1, lang: str = "en") -> dict:
+    """``{explorer: {"cold": [ms], "warm": [ms], "actions": n}}``, for every registered explorer."""
     out = {}
-    for name, cls, make in CASES:
+    for entry in EXPLORERS:
+        cls = entry.cls
         cold, warm = [], []
         for _ in range(repeat):
-            ex = cls()
-            acts = make(ex)
+            ex = cls.example(lang)
+            acts = tour_actions(ex)
             for _, act in acts:  # cold: no cached rendering
                 cold.append(_time(ex, act, cold=True))
-            ex = cls()
-            acts = make(ex)
-            for _, act in acts:  # prime the cache with this sequence...
+            ex = cls.example(lang)
+            for _, act in tour_actions(ex):  # prime the cache with this sequence...
                 act()
-            ex = cls()
-            acts = make(ex)
+            ex = cls.example(lang)
+            acts = tour_actions(ex)
             for _, act in acts:  # ...then the same toggles again
                 warm.append(_time(ex, act, cold=False))
             assert ex.internal_errors == [], ex.internal_errors
-        out[name] = {"cold": [t for t in cold if t is not None], "warm": [t for t in warm if t is not None],
-                     "actions": len(acts)}
+        out[entry.name] = {"cold": [t for t in cold if t is not None], "warm": [t for t in warm if t is not None],
+                           "actions": len(acts)}
     return out
 
 
@@ -156,7 +101,7 @@ def report(results: dict) -> float:
     all_cold, all_warm = [], []
     for name, r in results.items():
         print(f"{name:18} {len(r['cold']):4}   {_fmt(r['cold']):>26}   {_fmt(r['warm']):>26}")
-        if name != "LeafQuiz":  # the quiz's Check draws up to 11 pictures at once: reported, not in the median
+        if name not in BATCH_DRAWERS:  # the quiz's Check draws up to 11 pictures at once: reported, not in the median
             all_cold += r["cold"]
             all_warm += r["warm"]
     med_cold = statistics.median(all_cold)
@@ -197,7 +142,7 @@ def run_browser_side(n_toggles: int = 24) -> list:
             nb = write_notebook(tmp / "bench.ipynb", ["from leafkit.widgets import LeafExplorer\nLeafExplorer()"])
             lab.open_notebook(nb)
             lab.run_all()
-            root = drv.explorer(lab, "leaf")
+            root = drv.explorer(lab, "LeafExplorer")
             drv.wait_until(lambda: "<svg" in drv.drawing_html(root), 30, "first drawing")
             box = root.locator(".lk-drawing").first
             sequence = ["clone()", "detach()", "+ 2", "cuda()", "* 3", "to('cpu')"]
@@ -240,12 +185,13 @@ def run_browser_side(n_toggles: int = 24) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="run every sequence this many times")
+    ap.add_argument("--lang", choices=("en", "zh"), default="en", help="the explorers' language")
     ap.add_argument("--browser", action="store_true", help="also time toggles in JupyterLab (headless Chromium)")
     args = ap.parse_args(argv)
     if not dot_available():
         print("Graphviz's dot is not installed: the explorers show the text fallback; nothing to time.")
         return 1
-    results = run_kernel_side(args.repeat)
+    results = run_kernel_side(args.repeat, args.lang)
     med = report(results)
     if args.browser:
         run_browser_side()

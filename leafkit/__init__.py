@@ -23,6 +23,7 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from . import autograd
 from . import cuda
 from ._tensor_str import set_printoptions
+from ._lang import get_language, set_language  # the teaching UI's language (explorers, explain, legends)
 
 _malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MALLOC_TUNING=0 turns it off)
 

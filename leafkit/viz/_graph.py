@@ -20,7 +20,19 @@ __all__ = ["Model", "collapse", "layout_cost", "to_digraph", "text_tree", "DEFAU
 DEFAULT_MAX_NODES = 300
 
 FLOW, SHARE, SAVED, ATTACH, LAYOUT = "flow", "share", "saved", "attach", "layout"
-_TEXT_REL = {SAVED: "saved: ", ATTACH: "named: "}
+
+#: The words this module writes into drawings and text trees, per language (see leafkit.set_language).
+TEXT = {
+    "en": {"more": "{n} more node", "more_plural": "{n} more nodes",
+           "not_drawn": "not drawn: raise max_nodes to see them",
+           "inputs_not_drawn": "(inputs not drawn)", "drawn_again": "(drawn again)", "saved_rel": "saved: ",
+           "named_rel": "named: ", "share_rel": "shares storage with (no gradient): ", "see_above": "  (see above)",
+           "more_lines": "({n} more lines)"},
+    "zh": {"more": "还有 {n} 个节点", "more_plural": "还有 {n} 个节点", "not_drawn": "没有画出：调大 max_nodes 才能看到",
+           "inputs_not_drawn": "（输入没有画出）", "drawn_again": "（再画一次）", "saved_rel": "保存的：",
+           "named_rel": "命名的：", "share_rel": "与它共享存储（不传梯度）：", "see_above": "  （见上）",
+           "more_lines": "（还有 {n} 行）"},
+}
 
 
 class VNode:
@@ -55,6 +67,7 @@ class Model:
         self.clusters: dict = {}   # name -> attrs, in insertion order
         self.rows: dict = {}       # cluster name -> rows of VNodes, laid out left to right
         self.total_nodes = 0       # before collapsing
+        self.lang = "en"           # the language of the words collapse() and text_tree() add
 
     def add_node(self, kind, name, label, text, cluster=None, sig=None, **attrs) -> int:
         self.nodes.append(VNode(kind, name, label, text, attrs, cluster, sig))
@@ -64,8 +77,8 @@ class Model:
         self.edges.append(VEdge(src, dst, kind, attrs))
 
 
-def _plural(n: int) -> str:
-    return f"{n:,} more node" + ("" if n == 1 else "s")
+def _plural(n: int, lang: str = "en") -> str:
+    return TEXT[lang]["more" if n == 1 else "more_plural"].format(n=f"{n:,}")
 
 
 def _summary(names) -> str:
@@ -145,7 +158,7 @@ def collapse(model: Model, max_nodes, keep: int = 2) -> Model:
 
 
 def _more_node(model, count, note):
-    label = "\u2026 " + _plural(count)
+    label = "\u2026 " + _plural(count, model.lang)
     return model.add_node("more", label, label + "\\n(" + note + ")", label + " (" + note + ")",
                           shape="box", style="dashed,rounded", fillcolor="white", fontcolor="#555555")
 
@@ -192,6 +205,7 @@ def _collapse_chains(model: Model, max_nodes: int, keep: int) -> Model:
         return model
     new = Model(model.graph_attr, model.node_attr, model.edge_attr)
     new.clusters, new.rows, new.total_nodes = dict(model.clusters), model.rows, model.total_nodes
+    new.lang = model.lang
     index = [-1] * n
     group_node = [-1] * len(groups)
     first_hidden = {first: g for g, (first, _) in enumerate(groups)}
@@ -250,12 +264,13 @@ def _truncate(model: Model, max_nodes: int) -> Model:
     hidden = n - kept
     new = Model(model.graph_attr, model.node_attr, model.edge_attr)
     new.clusters, new.rows, new.total_nodes = dict(model.clusters), model.rows, model.total_nodes
+    new.lang = model.lang
     index = [-1] * n
     for i in range(n):
         if keep[i]:
             index[i] = len(new.nodes)
             new.nodes.append(model.nodes[i])
-    _more_node(new, hidden, "not drawn: raise max_nodes to see them")
+    _more_node(new, hidden, TEXT[model.lang]["not_drawn"])
     marks = 0
     marked = set()
     for e in model.edges:
@@ -264,7 +279,7 @@ def _truncate(model: Model, max_nodes: int) -> Model:
         elif keep[e.dst] and e.kind == FLOW and index[e.dst] not in marked and marks < MAX_CUT_MARKS:
             marked.add(index[e.dst])
             marks += 1
-            m = new.add_node("more", "\u2026", "\u2026", "\u2026 (inputs not drawn)", shape="box",
+            m = new.add_node("more", "\u2026", "\u2026", "\u2026 " + TEXT[model.lang]["inputs_not_drawn"], shape="box",
                              style="dashed,rounded", fillcolor="white", fontcolor="#555555",
                              height="0.2", width="0.3")
             new.edges.append(VEdge(m, index[e.dst], FLOW, {"style": "dashed"}))
@@ -281,7 +296,8 @@ def _untangle(model: Model, max_span: int = 2) -> Model:
             src = model.nodes[e.src]
             attrs = {k: v for k, v in src.attrs.items() if k in ("fillcolor",)}
             label = "\u21ba " + src.name
-            copies.append((VNode("copy", src.name, label + "\\n(drawn again)", label + " (drawn again)",
+            again = TEXT[model.lang]["drawn_again"]
+            copies.append((VNode("copy", src.name, label + "\\n" + again, label + " " + again,
                                  dict(attrs, style="filled,dashed,rounded", fontsize="9")), e))
         else:
             edges.append(e)
@@ -332,6 +348,7 @@ def to_digraph(model: Model, text_title: str = "") -> AutogradDigraph:
     for e in model.edges:
         dg.edge(ids[e.src], ids[e.dst], **e.attrs)
     dg._lk_text_fn = lambda: text_tree(model, text_title)
+    dg._lk_lang = model.lang
     return dg
 
 
@@ -341,15 +358,17 @@ def text_tree(model: Model, title: str = "", max_lines: int = 400) -> str:
     A node reached twice is written once and referred to as "(see above)".
     """
     n = len(model.nodes)
+    words = TEXT[model.lang]
+    text_rel = {SAVED: words["saved_rel"], ATTACH: words["named_rel"]}
     incoming = [[] for _ in range(n)]
     has_out = [False] * n
     for e in model.edges:
         if e.kind == LAYOUT:
             continue
-        if e.kind in _TEXT_REL:
-            incoming[e.src].append((e.dst, _TEXT_REL[e.kind]))
+        if e.kind in text_rel:
+            incoming[e.src].append((e.dst, text_rel[e.kind]))
         elif e.kind == SHARE:
-            incoming[e.dst].append((e.src, "shares storage with (no gradient): "))
+            incoming[e.dst].append((e.src, words["share_rel"]))
             has_out[e.src] = True
         else:
             incoming[e.dst].append((e.src, ""))
@@ -358,7 +377,7 @@ def text_tree(model: Model, title: str = "", max_lines: int = 400) -> str:
     seen = [False] * n
     attached = [False] * n
     for e in model.edges:
-        if e.kind in _TEXT_REL:
+        if e.kind in text_rel:
             attached[e.dst] = True
     roots = [i for i in range(n) if not has_out[i] and not attached[i]]
     roots += list(range(n))
@@ -374,7 +393,7 @@ def text_tree(model: Model, title: str = "", max_lines: int = 400) -> str:
                 continue
             node = model.nodes[i]
             if seen[i]:
-                lines.append(prefix + branch + rel + node.text + "  (see above)")
+                lines.append(prefix + branch + rel + node.text + words["see_above"])
                 continue
             seen[i] = True
             lines.append(prefix + branch + rel + node.text)
@@ -384,5 +403,5 @@ def text_tree(model: Model, title: str = "", max_lines: int = 400) -> str:
                 j, r = kids[k]
                 stack.append((j, child_prefix, "\u2514\u2500 " if k == len(kids) - 1 else "\u251c\u2500 ", r))
     if truncated:
-        lines.append(f"\u2026 ({truncated:,} more lines)")
+        lines.append("\u2026 " + words["more_lines"].format(n=f"{truncated:,}"))
     return "\n".join(lines)

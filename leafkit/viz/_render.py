@@ -16,11 +16,17 @@ from collections import OrderedDict
 import graphviz
 
 __all__ = ["INSTALL_HINT", "dot_available", "render_svg", "clear_svg_cache",
-           "display_bundle", "AutogradDigraph", "SVG_CACHE_SIZE"]
+           "display_bundle", "AutogradDigraph", "SVG_CACHE_SIZE", "localize_hint"]
 
 INSTALL_HINT = ("Graphviz's `dot` program is not installed, so this is a text view of the graph; "
                 "to see the picture, install Graphviz (`apt install graphviz`, "
                 "`brew install graphviz` or `conda install graphviz`) and run the cell again.")
+INSTALL_HINT_ZH = ("没有安装 Graphviz 的 `dot` 程序，所以这里显示的是图的文字版；想看图，请先安装 Graphviz"
+                   "（`apt install graphviz`、`brew install graphviz` 或 `conda install graphviz`），"
+                   "再重新运行这个单元格。")
+_FAILED = ("Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view "
+           "of it.")
+_FAILED_ZH = "Graphviz 的 `dot` 程序已经安装，但画这张图时出错了，所以这里显示的是图的文字版。"
 
 SVG_CACHE_SIZE = 128
 _SVG_CACHE: "OrderedDict[tuple, str]" = OrderedDict()
@@ -88,16 +94,32 @@ def _failed_hint(err) -> str:
     if len(err) > 500:
         err = err[:500] + " ..."
     said = f" It said: {err}" if err else ""
-    return ("Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view "
-            f"of it.{said}")
+    return _FAILED + said
 
 
-def display_bundle(source, text_fn, include=None, exclude=None) -> dict:
+def localize_hint(why: str, lang: str = "en") -> str:
+    """The sentence on a missing or failing ``dot`` in ``lang`` (``"en"`` returns it unchanged).
+
+    ``dot``'s own error text is quoted as it is, in both languages.
+    """
+    if lang != "zh" or not why:
+        return why
+    if why == INSTALL_HINT:
+        return INSTALL_HINT_ZH
+    if why.startswith(_FAILED):
+        said = why[len(_FAILED):].strip()
+        if said.startswith("It said: "):
+            said = said[len("It said: "):]
+        return _FAILED_ZH + (f"它的输出：{said}" if said else "")
+    return why
+
+
+def display_bundle(source, text_fn, include=None, exclude=None, lang: str = "en") -> dict:
     """The IPython mimebundle for a drawing: SVG, or the text tree plus one sentence on why.
 
-    The sentence says how to install Graphviz when ``dot`` is missing, and
-    quotes ``dot``'s error when it is installed but failed.  ``text_fn`` is
-    called only when the text view is needed.
+    The sentence (in ``lang``) says how to install Graphviz when ``dot`` is
+    missing, and quotes ``dot``'s error when it is installed but failed.
+    ``text_fn`` is called only when the text view is needed.
     """
     try:
         svg, why = _render(source)
@@ -106,10 +128,11 @@ def display_bundle(source, text_fn, include=None, exclude=None) -> dict:
     if svg is not None:
         bundle = {"image/svg+xml": svg, "text/plain": "<leafkit drawing>"}
     else:
+        why = localize_hint(why, lang)
         try:
             text = text_fn()
         except Exception:
-            text = "(the graph could not be summarised as text)"
+            text = "（这张图无法写成文字）" if lang == "zh" else "(the graph could not be summarised as text)"
         bundle = {
             "text/plain": text + "\n\n" + why,
             "text/html": ('<pre style="line-height:1.25">' + html.escape(text) + "</pre>"
@@ -134,6 +157,7 @@ class AutogradDigraph(graphviz.Digraph):
     """
 
     _lk_text_fn = None
+    _lk_lang = "en"
 
     @property
     def text(self) -> str:
@@ -142,7 +166,7 @@ class AutogradDigraph(graphviz.Digraph):
         return fn() if fn is not None else self.source
 
     def _repr_mimebundle_(self, include=None, exclude=None, **_):
-        return display_bundle(self.source, lambda: self.text, include, exclude)
+        return display_bundle(self.source, lambda: self.text, include, exclude, self._lk_lang)
 
     def _repr_svg_(self):
         return render_svg(self.source)

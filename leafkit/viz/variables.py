@@ -14,7 +14,7 @@ import html
 from . import _inspect as I
 from ._graph import DEFAULT_MAX_NODES, SHARE, Model, collapse, to_digraph
 from ._render import display_bundle, render_svg
-from .dot import COLORS, walk
+from .dot import CJK_FONTNAME, COLORS, walk
 
 __all__ = ["draw", "VariablesDrawing"]
 
@@ -35,6 +35,34 @@ EDGE_ATTR = dict(arrowsize="0.7", color="#555555", fontname="Helvetica")
 # two left-justified lines (\\l): short enough that browsers' fonts never overflow dot's estimate of its width
 LEGEND = ("light blue: leaf    green: NON-LEAF (made by an op)    grey: backward node\\l"
           "white, dashed: requires_grad=False    dashed edge: shares storage, no gradient\\l")
+
+#: The words of the variables view, per language (``draw(..., lang=...)``).  Identifiers
+#: (``is_leaf=True``, ``grad_fn=...``) are code and stay as they are in every language.
+TEXT = {
+    "en": {
+        "legend": LEGEND,
+        "badge_leaf": "leaf", "badge_leaf_nograd": "leaf, no grad", "badge_nonleaf": "NON-LEAF",
+        "hooks": "hooks: {n}", "new": "NEW since previous drawing", "changed": "changed: {fields}",
+        "nograd_cluster": "requires_grad=False: not part of any graph",
+        "unnamed_leaf": "(unnamed leaf)", "freed": "(freed)", "new_node": "(new)",
+        "share_edge": " shares storage\\n (detach: no gradient)",
+        "gone_cluster": "gone since the previous drawing", "gone": "(gone)",
+        "text_title": "variables (outputs first, inputs indented below):",
+        "text_leaf": "leaf", "text_nonleaf": "NON-LEAF",
+    },
+    "zh": {
+        "legend": ("浅蓝：叶子张量    绿色：非叶子张量（由运算产生）    灰色：反向节点 (grad_fn)\\l"
+                   "白色虚线框：requires_grad=False    虚线箭头：共享存储，不传梯度\\l"),
+        "badge_leaf": "叶子张量", "badge_leaf_nograd": "叶子张量，不需要梯度", "badge_nonleaf": "非叶子张量",
+        "hooks": "钩子：{n} 个", "new": "上一张图之后新出现", "changed": "有变化：{fields}",
+        "nograd_cluster": "requires_grad=False：不属于任何计算图",
+        "unnamed_leaf": "（未命名的叶子张量）", "freed": "（已释放）", "new_node": "（新）",
+        "share_edge": " 共享存储\\n （detach：不传梯度）",
+        "gone_cluster": "上一张图之后消失的", "gone": "（已消失）",
+        "text_title": "变量（输出在上，输入缩进在下）：",
+        "text_leaf": "叶子张量", "text_nonleaf": "非叶子张量",
+    },
+}
 
 _VAR_FIELDS = ("is_leaf", "requires_grad", "grad_fn", "device", "grad")
 
@@ -94,12 +122,12 @@ def _collect(mapping, named):
     return items
 
 
-def _var_label(v: _Var, change):
+def _var_label(v: _Var, change, words=TEXT["en"]):
     """An HTML-like label: a header row (name + badge) and one row per field."""
     if v.is_leaf:
-        badge, badge_bg = ("leaf", "#1565c0") if v.rg else ("leaf, no grad", "#757575")
+        badge, badge_bg = (words["badge_leaf"], "#1565c0") if v.rg else (words["badge_leaf_nograd"], "#757575")
     else:
-        badge, badge_bg = "NON-LEAF", NONLEAF_BADGE
+        badge, badge_bg = words["badge_nonleaf"], NONLEAF_BADGE
     rows = [
         f'<TR><TD ALIGN="LEFT"><B><FONT POINT-SIZE="13">{_h(v.name)}</FONT></B></TD>'
         f'<TD ALIGN="RIGHT" BGCOLOR="{badge_bg}"><FONT COLOR="white"><B> {_h(badge)} </B></FONT></TD></TR>'
@@ -126,17 +154,17 @@ def _var_label(v: _Var, change):
     if v.retains:
         row("retains_grad \u2713", color="#6a1b9a")
     if v.hooks:
-        row(f"hooks: {v.hooks}", color="#6a1b9a")
+        row(words["hooks"].format(n=v.hooks), color="#6a1b9a")
     if change and change.get("new"):
-        row("NEW since previous drawing", bold=True, color=NEW_COLOR)
+        row(words["new"], bold=True, color=NEW_COLOR)
     elif change and change.get("changed"):
-        row("changed: " + ", ".join(change["changed"]), bold=True, color=NEW_COLOR)
+        row(words["changed"].format(fields=", ".join(change["changed"])), bold=True, color=NEW_COLOR)
     return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
             + "".join(rows) + "</TABLE>>")
 
 
-def _var_text(v: _Var) -> str:
-    kind = "leaf" if v.is_leaf else "NON-LEAF"
+def _var_text(v: _Var, words=TEXT["en"]) -> str:
+    kind = words["text_leaf"] if v.is_leaf else words["text_nonleaf"]
     parts = [f"{v.name} [{kind}] requires_grad={v.rg} grad_fn={v.fn_name} device={v.device}"]
     if v.grad is not None:
         parts.append(f"grad={v.grad}")
@@ -199,12 +227,15 @@ class VariablesDrawing:
         Versus ``previous``: ``{"added_variables", "gone_variables",
         "flipped" (names whose is_leaf changed), "changed" (name -> fields),
         "added_nodes", "gone_nodes"}``; all empty without ``previous``.
+    lang : {"en", "zh"}
+        The language of the legend and the words in the drawing.
     """
 
-    def __init__(self, digraph, state, changes):
+    def __init__(self, digraph, state, changes, lang="en"):
         self.digraph = digraph
         self.state = state
         self.changes = changes
+        self.lang = lang
 
     @property
     def source(self) -> str:
@@ -225,7 +256,7 @@ class VariablesDrawing:
         return self.digraph.render(*args, **kwargs)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **_):
-        return display_bundle(self.source, lambda: self.text, include, exclude)
+        return display_bundle(self.source, lambda: self.text, include, exclude, self.lang)
 
     def _repr_svg_(self):
         return render_svg(self.source)
@@ -255,7 +286,7 @@ def _prev_state(previous):
                     f"{type(previous).__name__}")
 
 
-def draw(mapping=None, /, previous=None, **named_tensors) -> VariablesDrawing:
+def draw(mapping=None, /, previous=None, lang=None, **named_tensors) -> VariablesDrawing:
     """Draw named tensors as boxes, with the autograd graph that links them.
 
     This is the "variables view": each named Python variable is a box showing
@@ -282,6 +313,15 @@ def draw(mapping=None, /, previous=None, **named_tensors) -> VariablesDrawing:
         variables and nodes get an orange border, variables whose ``is_leaf``
         flipped a red one (``is_leaf: True → False``), and what is gone is
         drawn as a dotted ghost in a "gone since the previous drawing" frame.
+    lang : {"en", "zh"} or None, default None
+        The language of the legend and of the words in the drawing ("NEW since
+        previous drawing", "shares storage", the badges); ``None`` means
+        :func:`leafkit.get_language`.  Identifiers (``is_leaf=True``,
+        ``grad_fn=MulBackward0``) are code and read the same in both.  With
+        ``"zh"`` the DOT source names CJK fonts (Noto Sans CJK SC, WenQuanYi Zen
+        Hei, ...) so that Graphviz and browsers draw the Chinese text; the
+        English source names none of them.  (So ``lang`` is not a possible
+        variable name here.)
     **named_tensors : Tensor
         More names and tensors (``draw(a=a, b=b)``).
 
@@ -297,17 +337,23 @@ def draw(mapping=None, /, previous=None, **named_tensors) -> VariablesDrawing:
     TypeError
         If a keyword value is not a tensor, ``mapping`` is not a mapping, or
         ``previous`` is not a drawing.
+    ValueError
+        If ``lang`` is not None, ``"en"`` or ``"zh"``.
 
     Notes
     -----
     Works on torch and leafkit tensors alike (only PyTorch's public autograd
     API is read).  The same program gives byte-identical DOT source.
     """
+    from leafkit._lang import resolve_language
+
+    lang = resolve_language(lang)
     with I.gc_paused():
-        return _draw(mapping, previous, named_tensors)
+        return _draw(mapping, previous, named_tensors, lang)
 
 
-def _draw(mapping, previous, named_tensors):
+def _draw(mapping, previous, named_tensors, lang="en"):
+    words = TEXT[lang]
     prev = _prev_state(previous)
     items = _collect(mapping, named_tensors)
     vars_: list = []
@@ -357,10 +403,14 @@ def _draw(mapping, previous, named_tensors):
         changes["gone_variables"] = [n for n in pv if n not in cur_states]
 
     model = Model(GRAPH_ATTR, NODE_ATTR, EDGE_ATTR)
-    model.graph_attr["label"] = LEGEND
+    model.lang = lang
+    model.graph_attr["label"] = words["legend"]
+    if lang != "en":  # fonts with CJK glyphs; the English source stays as it always was
+        for attrs in (model.graph_attr, model.node_attr, model.edge_attr):
+            attrs["fontname"] = CJK_FONTNAME
     apart = [v for v in vars_ if not v.rg]
     if apart:
-        model.clusters["nograd"] = dict(label="requires_grad=False: not part of any graph",
+        model.clusters["nograd"] = dict(label=words["nograd_cluster"],
                                         style="dashed,rounded", color=NOGRAD_BORDER,
                                         fontcolor="#616161", fontsize="10", labeljust="l")
 
@@ -380,7 +430,7 @@ def _draw(mapping, previous, named_tensors):
                 attrs.update(color=FLIP_COLOR, penwidth="4")
             else:
                 attrs.update(color=NEW_COLOR, penwidth="3")
-        v.node = model.add_node("var", v.name, _var_label(v, ch), _var_text(v),
+        v.node = model.add_node("var", v.name, _var_label(v, ch, words), _var_text(v, words),
                                 cluster=None if v.rg else "nograd", sig="var:" + v.name, **attrs)
 
     for v in vars_:
@@ -418,13 +468,13 @@ def _draw(mapping, previous, named_tensors):
             node_state[sigs[k]] = "leaf"
             if is_new:
                 changes["added_nodes"].append(sigs[k])
-            label = (f"(unnamed leaf)\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
+            label = (f"{words['unnamed_leaf']}\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
                      f"\\nrequires_grad={bool(var.requires_grad)}")
             attrs = dict(fillcolor=LEAF_FILL, fontsize="9", style="filled,rounded")
             if is_new:
                 attrs.update(color=NEW_COLOR, penwidth="3")
             i = model.add_node("leaf", "unnamed leaf", label,
-                               f"(unnamed leaf) {I.shape_str(var)} device={I.device_str(var)}",
+                               f"{words['unnamed_leaf']} {I.shape_str(var)} device={I.device_str(var)}",
                                sig=sigs[k], **attrs)
             unnamed[id(var)] = i
             fn_node[k] = i
@@ -434,13 +484,13 @@ def _draw(mapping, previous, named_tensors):
         if is_new:
             changes["added_nodes"].append(sigs[k])
         freed = I.node_freed(fn)
-        label = name + ("\\n(freed)" if freed else "") + ("\\n(new)" if is_new else "")
+        label = name + ("\\n" + words["freed"] if freed else "") + ("\\n" + words["new_node"] if is_new else "")
         attrs = {}
         if freed:
             attrs.update(style="filled,rounded,dashed", fillcolor=COLORS["freed"], fontcolor="#777777")
         if is_new:
             attrs.update(color=NEW_COLOR, penwidth="3")
-        fn_node[k] = model.add_node("fn", name, label, name + (" (freed)" if freed else ""),
+        fn_node[k] = model.add_node("fn", name, label, name + (" " + words["freed"] if freed else ""),
                                     sig=sigs[k], **attrs)
     for k, kids in enumerate(children):
         for c, nr in kids:
@@ -478,7 +528,7 @@ def _draw(mapping, previous, named_tensors):
                 continue
             model.add_edge(src.node, m.node, SHARE, style="dashed", color="#1565c0",
                            fontcolor="#1565c0", fontsize="9", arrowhead="empty",
-                           label=" shares storage\\n (detach: no gradient)")
+                           label=words["share_edge"])
 
     # ghosts of what is gone since the previous drawing
     if prev is not None:
@@ -486,20 +536,20 @@ def _draw(mapping, previous, named_tensors):
         gone_nodes = [s for s in prev["nodes"] if s not in node_state]
         changes["gone_nodes"] = gone_nodes
         if gone_vars or gone_nodes:
-            model.clusters["gone"] = dict(label="gone since the previous drawing", style="dotted",
+            model.clusters["gone"] = dict(label=words["gone_cluster"], style="dotted",
                                           color="#9e9e9e", fontcolor="#757575", fontsize="10")
             for n in gone_vars:
-                model.add_node("ghost", n, f"{n}\\n(gone)", f"{n} (gone)", cluster="gone",
+                model.add_node("ghost", n, f"{n}\\n{words['gone']}", f"{n} {words['gone']}", cluster="gone",
                                style="dotted,rounded", fillcolor="white", fontcolor="#9e9e9e",
                                color="#9e9e9e")
             for s in gone_nodes:
                 nm = prev["nodes"][s]
-                label = "(unnamed leaf)" if nm == "leaf" else nm
-                model.add_node("ghost", nm, f"{label}\\n(gone)", f"{label} (gone)", cluster="gone",
+                label = words["unnamed_leaf"] if nm == "leaf" else nm
+                model.add_node("ghost", nm, f"{label}\\n{words['gone']}", f"{label} {words['gone']}", cluster="gone",
                                style="dotted,rounded", fillcolor="white", fontcolor="#9e9e9e",
                                color="#9e9e9e")
 
     model = collapse(model, DEFAULT_MAX_NODES)
-    dg = to_digraph(model, text_title="variables (outputs first, inputs indented below):")
+    dg = to_digraph(model, text_title=words["text_title"])
     state = {"variables": cur_states, "nodes": node_state}
-    return VariablesDrawing(dg, state, changes)
+    return VariablesDrawing(dg, state, changes, lang)

@@ -12,13 +12,45 @@
 
 Each explorer runs the code it shows in leafkit, is constructible without a
 browser (drive it from Python: set a control's ``.value``, call a button's
-``.click()``), displays through its root ``.widget``, and never shows a
-traceback: the lesson's errors appear as styled messages.
-"""
-from .backward_explorer import BackwardExplorer
-from .detach_explorer import DetachExplorer
-from .grad_mode_explorer import GradModeExplorer
-from .leaf_explorer import LeafExplorer
-from .quiz import LeafQuiz
+``.click()``, or use ``explorer.act(key, value)`` with the keys of
+``explorer.controls()``), displays through its root ``.widget``, and never
+shows a traceback: the lesson's errors appear as styled messages.  Every
+explorer takes ``lang="en"`` or ``"zh"`` (简体中文); the default follows
+:func:`leafkit.set_language`.
 
-__all__ = ["LeafExplorer", "GradModeExplorer", "BackwardExplorer", "DetachExplorer", "LeafQuiz"]
+:data:`REGISTRY` lists the explorers once: this package's exports, the tests,
+the browser test, ``bench/widgets.py`` and the README's screenshot table read
+it.  A new explorer (say ``BackwardStepper``) is its own module plus one line there:
+
+1. ``leafkit/widgets/backward_stepper.py``: a subclass of
+   :class:`~leafkit.widgets._view.Explorer` with ``TEXT`` (``"en"`` and ``"zh"``:
+   ``title``, ``subtitle``, ``summary`` and its own words), ``css_class``,
+   ``TOUR`` (a walk through its controls), ``EXAMPLE`` when it needs arguments
+   (a notebook cell that builds a graph and ends with ``BackwardStepper(loss)``),
+   ``_controls()`` and ``_update()``;
+2. ``("backward_stepper", "BackwardStepper")`` in :data:`REGISTRY`.
+
+Then ``python scripts/readme_explorers.py`` adds its README row (a test fails
+until it does), the browser test with ``LEAFKIT_UPDATE_DOCS=1`` its screenshots,
+and its own tests add an oracle to ``tests/widgets/test_explorer_properties.py``
+(the suite asks for one).
+"""
+from ._registry import ExplorerEntry, entries
+
+#: ``(module, class)``, one line per explorer, in the order the README and the tests list them.
+REGISTRY = (
+    ("leaf_explorer", "LeafExplorer"),
+    ("grad_mode_explorer", "GradModeExplorer"),
+    ("backward_explorer", "BackwardExplorer"),
+    ("detach_explorer", "DetachExplorer"),
+    ("quiz", "LeafQuiz"),
+)
+
+#: :class:`ExplorerEntry` per registered explorer (``.name``, ``.cls``, ``.slug``, ``.css_class``, ``.summary()``).
+EXPLORERS = entries(REGISTRY)
+
+for _entry in EXPLORERS:
+    globals()[_entry.name] = _entry.cls
+del _entry
+
+__all__ = [e.name for e in EXPLORERS]

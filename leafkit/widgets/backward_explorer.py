@@ -9,14 +9,16 @@ from scratch in leafkit after every action, so what is shown is exactly what
 that code does: each tensor's ``.grad`` after every pass (or ``None`` with the
 non-leaf warning), gradients accumulating over passes, the hook's printout, and
 PyTorch's "backward through the graph a second time" error once the graph was
-freed.  Freed parts of the graph are greyed out in the drawing.
+freed.  Freed parts of the graph are greyed out in the drawing.  PyTorch cannot
+undo ``retain_grad()``: unticking one removes the call from the program, which
+is then replayed from the top, and the explorer says so.
 """
 from __future__ import annotations
 
 import ipywidgets as W
 
 from ._program import error_text, format_value, grad_value, run_program
-from ._view import Explorer, MUTED, MONO, bool_html, code_html, esc, message_html, mono, table_html
+from ._view import Control, Explorer, MUTED, MONO, bool_html, code_html, esc, message_html, mono, table_html
 
 __all__ = ["BackwardExplorer", "SETUP", "NAMES", "INTERMEDIATES", "hook_statement", "backward_statement"]
 
@@ -29,10 +31,93 @@ NO_HOOK = "none"
 MAX_PASS_COLUMNS = 3
 
 
-def _join(names) -> str:
-    """``"y"``, ``"y and z"``, ``"y, z and t"``."""
-    names = list(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+#: Everything this explorer writes, per language; the Chinese sentences mark code with backticks.
+TEXT = {
+    "en": {
+        "title": "Backward explorer",
+        "subtitle": ("x \u2192 y = x\u00b2 \u2192 z = y\u00b2 \u2192 t = z\u00b2: which tensors get .grad, "
+                     "what hooks see, and when a second backward() fails."),
+        "summary": "`retain_grad()`, a hook, `retain_graph`, repeated `backward()` on x \u2192 y \u2192 z \u2192 t",
+        "hook_on": "hook on", "no_hook": "none", "tip_backward": "run one backward pass from t",
+        "tip_reset": "build a fresh graph",
+        "code": "The code (re-run from the top after every action)", "pass_mark": "pass {p}",
+        "not_kept": "raised {error} (not kept)",
+        "columns": ("var", "is_leaf", "retains_grad", "hook"), "grad_after": ".grad after pass {p}",
+        "grad": ".grad", "hook_mark": "\u2713 hook", "table": ".grad of every tensor",
+        "warn_tip": "reading .grad of a non-leaf warns",
+        "warn_title": "Reading {names} warns (\u26a0): a non-leaf without retain_grad()",
+        "raises": "{statement} raises", "printed": "Printed by the hook",
+        "caption": "Variables view", "caption_freed": " (greyed: freed by backward)",
+        "replayed_title": "{statement} was removed, and the program was replayed from the top",
+        "replayed_text": ("PyTorch cannot undo retain_grad(), so unticking it removes the call and runs the whole "
+                          "program again without it: the columns of the earlier passes now show what that "
+                          "program gives."),
+        "hook_note": ("The hook on {h} sees the gradient flowing through {h} on every pass, "
+                      "retain_grad() or not."),
+        "second_time": ("The previous t.backward() ran without retain_graph=True, so it freed the tensors the graph "
+                        "saved for backward (greyed out), and PyTorch refuses to go through the graph a second "
+                        "time: tick retain_graph=True before the earlier pass, or press Reset for a new graph."),
+        "failed": "{statement} raised an error, so it was not kept in the program.",
+        "no_pass": ("No backward pass yet, so every .grad is None: press t.backward() to send dt/dt = 1 back "
+                    "through z and y to the leaf x."),
+        "accumulated": (" (pass {n} added the same gradient again: {before} \u2192 {after}, because "
+                        "gradients accumulate until you reset .grad)"),
+        "kept": "{names} kept {its} .grad because of retain_grad()", "its": "its", "their": "their",
+        "pending": ("{names} called retain_grad() after the last pass, so {its} .grad fills from the next "
+                    "pass on"),
+        "none_one": "{names} is a non-leaf without retain_grad(), so .grad stays None",
+        "none_many": "{names} are non-leaves without retain_grad(), so .grad stays None",
+        "late_note": "{name}.retain_grad() ran after pass {k}, so {name}.grad counts only the passes after it.",
+        "kept_graph": "retain_graph=True kept the graph, so t.backward() can run again",
+        "freed_graph": "the graph is now freed (greyed out), so another t.backward() will fail",
+        "after_pass": "After pass {n}, the leaf x holds dt/dx = {x}{acc}; {parts}; {after}.", "sep": "; ",
+        "join_and": " and ", "join_comma": ", ", "code_mark": "{name}",
+    },
+    "zh": {
+        "title": "反向传播探索器",
+        "subtitle": ("x \u2192 y = x\u00b2 \u2192 z = y\u00b2 \u2192 t = z\u00b2：哪些张量会得到 .grad，"
+                     "钩子看到什么，第二次 backward() 什么时候会失败。"),
+        "summary": "在 x \u2192 y \u2192 z \u2192 t 上试 `retain_grad()`、钩子、`retain_graph` 和多次 `backward()`",
+        "hook_on": "钩子挂在", "no_hook": "不挂", "tip_backward": "从 t 做一次反向传播",
+        "tip_reset": "重新构建计算图",
+        "code": "代码（每次操作后从头重新运行）", "pass_mark": "第 {p} 次",
+        "not_kept": "抛出 {error}（不保留）",
+        "columns": ("变量", "is_leaf", "retains_grad", "钩子"), "grad_after": "第 {p} 次之后的 .grad",
+        "grad": ".grad", "hook_mark": "\u2713 钩子", "table": "每个张量的 .grad",
+        "warn_tip": "读取非叶子张量的 .grad 会发出警告",
+        "warn_title": "读取 {names} 会发出警告（\u26a0）：它们是没有调用 retain_grad() 的非叶子张量",
+        "raises": "`{statement}` 抛出错误", "printed": "钩子打印的内容",
+        "caption": "变量视图", "caption_freed": "（灰色：已被 backward 释放）",
+        "replayed_title": "已删除 `{statement}`，程序从头重新运行了一遍",
+        "replayed_text": ("PyTorch 没有办法撤销 `retain_grad()`，所以取消勾选会把这一行从程序里删掉，再把整个程序"
+                          "从头运行一遍：前面几次反向传播的那几列，现在显示的是新程序的结果。"),
+        "hook_note": "`{h}` 上的钩子每次反向传播都能看到流经 `{h}` 的梯度，不管有没有 `retain_grad()`。",
+        "second_time": ("上一次 `t.backward()` 没有用 `retain_graph=True`，它已经释放了计算图为反向传播保存的张量"
+                        "（灰色部分），所以 PyTorch 不允许再沿这个计算图反向传播一次：要么在上一次之前勾选 "
+                        "`retain_graph=True`，要么按“重置”重新构建计算图。"),
+        "failed": "`{statement}` 抛出了错误，所以没有留在程序里。",
+        "no_pass": ("还没有做反向传播，所以每个 .grad 都是 None：按 `t.backward()`，把 dt/dt = 1 经过 `z` 和 `y` "
+                    "传回叶子张量 `x`。"),
+        "accumulated": ("（第 {n} 次又加上了同样的梯度：{before} \u2192 {after}，因为梯度会一直累加，"
+                        "直到你把 .grad 清零）"),
+        "kept": "{names} 因为调用了 `retain_grad()`，保留了 .grad", "its": "", "their": "",
+        "pending": "{names} 在最后一次反向传播之后才调用 `retain_grad()`，所以 .grad 要从下一次才开始有值",
+        "none_one": "{names} 是没有调用 `retain_grad()` 的非叶子张量，.grad 保持为 None",
+        "none_many": "{names} 是没有调用 `retain_grad()` 的非叶子张量，.grad 保持为 None",
+        "late_note": "`{name}.retain_grad()` 是在第 {k} 次之后才调用的，所以 `{name}.grad` 只包含它之后的反向传播算出的梯度。",
+        "kept_graph": "`retain_graph=True` 保留了计算图，所以 `t.backward()` 还能再运行",
+        "freed_graph": "计算图现在已经释放（灰色部分），再运行 `t.backward()` 会失败",
+        "after_pass": "第 {n} 次之后，叶子张量 `x` 里是 dt/dx = {x}{acc}；{parts}；{after}。", "sep": "；",
+        "join_and": " 和 ", "join_comma": "、", "code_mark": "`{name}`",
+    },
+}
+
+
+def _join(names, lang: str = "en") -> str:
+    """``"y"``, ``"y and z"``, ``"y, z and t"`` (Chinese: ```y`、`z` 和 `t```)."""
+    words = TEXT[lang]
+    names = [words["code_mark"].format(name=n) for n in names]
+    return names[0] if len(names) == 1 else words["join_comma"].join(names[:-1]) + words["join_and"] + names[-1]
 
 
 def hook_statement(name: str) -> str:
@@ -58,22 +143,26 @@ class BackwardExplorer(Explorer):
         Initial value of the ``retain_graph=True`` checkbox.
     zoom : float, default 1.0
         Scale of the drawing.
+    lang : {"en", "zh"} or None, default None
+        The language of the panel (``None``: :func:`leafkit.get_language`).
 
     Attributes
     ----------
     retain : dict of str to ipywidgets.Checkbox
-        ``retain["z"]`` has the description ``"z.retain_grad()"``.  Ticking
-        adds the call to the program; unticking removes it (PyTorch has no
-        way to undo ``retain_grad()``, so the program is re-run without it).
+        ``retain["z"]`` has the description ``"z.retain_grad()"`` (control key
+        ``"retain:z"``).  Ticking adds the call to the program; unticking
+        removes it (PyTorch has no way to undo ``retain_grad()``, so the
+        program is replayed from the top without it, and an info message says
+        so when that changes earlier passes).
     hook_on : ipywidgets.Dropdown
-        Description ``"hook on"``; ``"none"``, ``"y"``, ``"z"``, ``"t"``.
+        Description ``"hook on"``; values ``"none"``, ``"y"``, ``"z"``, ``"t"``; key ``"hook_on"``.
         Changing it adds ``handle.remove()`` for the old hook and registers a new one.
     retain_graph : ipywidgets.Checkbox
-        Description ``"retain_graph=True"``: the argument of the next backward.
+        Description ``"retain_graph=True"``: the argument of the next backward; key ``"retain_graph"``.
     backward_button : ipywidgets.Button
-        ``"t.backward()"``: run one more backward pass.
+        ``"t.backward()"``: run one more backward pass; key ``"backward"``.
     reset_button : ipywidgets.Button
-        ``"Reset"``: a fresh graph, keeping the retain_grad / hook choices.
+        ``"Reset"``: a fresh graph, keeping the retain_grad / hook choices; key ``"reset"``.
     actions : list of str
         The statements after the chain, in order.
     passes : list of dict
@@ -91,13 +180,14 @@ class BackwardExplorer(Explorer):
         See :class:`leafkit.widgets._view.Explorer`.
     """
 
-    title = "Backward explorer"
-    subtitle = ("x \u2192 y = x\u00b2 \u2192 z = y\u00b2 \u2192 t = z\u00b2: which tensors get .grad, "
-                "what hooks see, and when a second backward() fails.")
+    TEXT = TEXT
+    TOUR = (("retain:z", True), ("hook_on", "y"), ("backward", None), ("reset", None), ("retain_graph", True),
+            ("backward", None), ("retain_graph", False), ("backward", None), ("retain:t", True),
+            ("backward", None), ("retain:z", False))
     css_class = "lk-backward-explorer"
 
-    def __init__(self, retain_grad=(), hook=None, retain_graph=False, zoom=1.0):
-        super().__init__(zoom=zoom)
+    def __init__(self, retain_grad=(), hook=None, retain_graph=False, zoom=1.0, lang=None):
+        super().__init__(zoom=zoom, lang=lang)
         bad = [n for n in retain_grad if n not in INTERMEDIATES]
         if bad:
             raise ValueError(f"retain_grad takes names from {INTERMEDIATES}, got {bad}")
@@ -112,19 +202,21 @@ class BackwardExplorer(Explorer):
         self.printed = ""
         self._previous = None
         self._hook_active = None
+        self._replayed = None  # the retain_grad() call whose removal replayed earlier passes
         lay = W.Layout(width="auto", margin="0 16px 0 0")
         self.retain = {n: W.Checkbox(value=n in retain_grad, description=f"{n}.retain_grad()", indent=False,
                                      layout=lay) for n in INTERMEDIATES}
-        self.hook_on = W.Dropdown(options=[NO_HOOK, *INTERMEDIATES], value=hook, description="hook on",
+        self.hook_on = W.Dropdown(options=[(self._t("no_hook"), NO_HOOK), *((n, n) for n in INTERMEDIATES)],
+                                  value=hook, description=self._t("hook_on"),
                                   style={"description_width": "initial"},
                                   layout=W.Layout(width="130px", margin="0 16px 0 0"))
         self.retain_graph = W.Checkbox(value=bool(retain_graph), description="retain_graph=True", indent=False,
                                        layout=lay)
         self.backward_button = W.Button(description=backward_statement(bool(retain_graph)), button_style="primary",
                                         icon="play",
-                                        tooltip="run one backward pass from t",
+                                        tooltip=self._t("tip_backward"),
                                         layout=W.Layout(width="auto", margin="0 10px 0 0"))
-        self.reset_button = W.Button(description="Reset", icon="refresh", tooltip="build a fresh graph",
+        self.reset_button = W.Button(description=self._t("reset"), icon="refresh", tooltip=self._t("tip_reset"),
                                      layout=W.Layout(width="auto"))
         for n, cb in self.retain.items():
             cb.observe(self._guard(lambda ch, n=n: self._on_retain(n, ch["new"])), names="value")
@@ -144,6 +236,11 @@ class BackwardExplorer(Explorer):
         self._setup_actions()
         self.refresh()
 
+    def _controls(self) -> list:
+        return [*(Control(f"retain:{n}", cb, "checkbox") for n, cb in self.retain.items()),
+                Control("hook_on", self.hook_on, "dropdown"), Control("retain_graph", self.retain_graph, "checkbox"),
+                Control("backward", self.backward_button, "button"), Control("reset", self.reset_button, "button")]
+
     # -- actions ----------------------------------------------------------
     def _setup_actions(self):
         self.actions = [f"{n}.retain_grad()" for n in INTERMEDIATES if self.retain[n].value]
@@ -154,14 +251,19 @@ class BackwardExplorer(Explorer):
 
     def _on_retain(self, name, value):
         stmt = f"{name}.retain_grad()"
+        self._replayed = None
         if value:
             self.actions.append(stmt)
         else:
+            first = next((i for i, a in enumerate(self.actions) if a == stmt), None)
+            if first is not None and any(a.startswith("t.backward(") for a in self.actions[first + 1:]):
+                self._replayed = stmt  # earlier passes ran with it: their columns change
             self.actions = [a for a in self.actions if a != stmt]
         self.failed = None
         self._update()
 
     def _on_hook(self, change):
+        self._replayed = None
         new = change["new"]
         if self._hook_active is not None:
             self.actions.append("handle.remove()")
@@ -175,6 +277,7 @@ class BackwardExplorer(Explorer):
     def _on_retain_graph(self, change):
         # the button shows the exact statement its next click runs
         self.backward_button.description = backward_statement(change["new"])
+        self._replayed = None
         self._update()
 
     def backward(self) -> None:
@@ -182,11 +285,13 @@ class BackwardExplorer(Explorer):
         stmt = backward_statement(self.retain_graph.value)
         self.actions.append(stmt)
         self.failed = None
+        self._replayed = None
         self._update(pending=stmt)
 
     def reset(self) -> None:
         """Start over with a fresh graph; the retain_grad and hook choices are kept."""
         self.failed = None
+        self._replayed = None
         self.passes = []
         self._previous = None
         self._setup_actions()
@@ -245,18 +350,21 @@ class BackwardExplorer(Explorer):
         for i, line in enumerate(lines):
             if line.startswith("t.backward("):
                 p += 1
-                marks[i] = ("ok", f"pass {p}")
+                marks[i] = ("ok", self._t("pass_mark", p=p))
         if self.failed:
             lines.append(self.failed[0])
-            marks[len(lines) - 1] = ("error", "raised " + self.failed[1].split(":", 1)[0] + " (not kept)")
+            marks[len(lines) - 1] = ("error", self._t("not_kept", error=self.failed[1].split(":", 1)[0]))
             code_shown = "\n".join(lines)
         else:
             code_shown = code
         self.code = code_shown
-        self.code_view.value = code_html(code_shown, "The code (re-run from the top after every action)", marks)
+        self.code_view.value = code_html(code_shown, self._t("code"), marks)
         self._render_table(ns)
         if self.failed:
-            self._set_message("error", f"{self.failed[0]} raises", self.failed[1])
+            self._set_message("error", self._t("raises", statement=self.failed[0]), self.failed[1])
+        elif self._replayed:
+            self._set_message("info", self._t("replayed_title", statement=self._replayed),
+                              self._t("replayed_text"), mono=False)
         else:
             self._set_message(None)
         self._render_printed()
@@ -264,11 +372,11 @@ class BackwardExplorer(Explorer):
         self._set_explanation(sentence, notes)
         from leafkit.viz import draw
 
-        drawing = draw({n: ns[n] for n in NAMES}, previous=self._previous)
+        drawing = draw({n: ns[n] for n in NAMES}, previous=self._previous, lang=self.lang)
         self._previous = drawing
         freed = any(getattr(fn, "_released", False) for fn in self._nodes(ns["t"]))
         self.graph_freed = freed
-        cap = "Variables view" + (" (greyed: freed by backward)" if freed else "")
+        cap = self._t("caption") + (self._t("caption_freed") if freed else "")
         self._show_drawing(drawing, caption=cap)
 
     graph_freed = False
@@ -288,8 +396,8 @@ class BackwardExplorer(Explorer):
     def _render_table(self, ns) -> None:
         shown = self.passes[-MAX_PASS_COLUMNS:]
         first = len(self.passes) - len(shown)
-        cols = ["var", "is_leaf", "retains_grad", "hook"]
-        cols += [f".grad after pass {first + i + 1}" for i in range(len(shown))] or [".grad"]
+        cols = list(self._t("columns"))
+        cols += [self._t("grad_after", p=first + i + 1) for i in range(len(shown))] or [self._t("grad")]
         self.rows = []
         cells = []
         for n in NAMES:
@@ -305,20 +413,19 @@ class BackwardExplorer(Explorer):
                 if v is not None:
                     return f'<b>{mono(v)}</b>'
                 return '<span style="color:#57606a">None</span>' + (
-                    ' <span title="reading .grad of a non-leaf warns" style="color:#ed6c02">\u26a0</span>'
+                    f' <span title="{esc(self._t("warn_tip"))}" style="color:#ed6c02">\u26a0</span>'
                     if warn else "")
 
             grad_cells = [gcell(p["grads"][n], n in self.grad_warnings) for p in shown] or [
                 gcell(self.grads[n], n in self.grad_warnings)]
             cells.append([f"<b>{n}</b>", bool_html(t.is_leaf, strong_false=True), bool_html(retains),
-                          "\u2713 hook" if hook else "", *grad_cells])
-        self.table_view.value = table_html(cols, cells, title=".grad of every tensor")
+                          esc(self._t("hook_mark")) if hook else "", *grad_cells])
+        self.table_view.value = table_html(cols, cells, title=self._t("table"))
         if self.grad_warnings:
             names = ", ".join(f"{n}.grad" for n in self.grad_warnings)
             text = next(iter(self.grad_warnings.values()))
             self.warning_view.value = message_html(
-                "warning", f"Reading {names} warns (\u26a0): a non-leaf without retain_grad()",
-                "UserWarning: " + text, mono=True)
+                "warning", self._t("warn_title", names=names), "UserWarning: " + text, mono=True)
         else:
             self.warning_view.value = ""
 
@@ -328,43 +435,57 @@ class BackwardExplorer(Explorer):
             return
         self.output_view.value = (
             f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
-            f'letter-spacing:.04em;margin:6px 0 3px 0">Printed by the hook</div>'
+            f'letter-spacing:.04em;margin:6px 0 3px 0">{esc(self._t("printed"))}</div>'
             f'<pre class="lk-printed-text" style="margin:0;padding:6px 10px;background:#fbfbfb;'
             f'border:1px solid #e1e4e8;border-radius:6px;font-family:{MONO};font-size:12.5px">'
             f'{esc(self.printed.rstrip())}</pre>')
 
     def _explain(self, ns):
+        t = self._t
         notes = []
         if self._hook_active and self.passes:
-            notes.append(f"The hook on {self._hook_active} sees the gradient flowing through "
-                         f"{self._hook_active} on every pass, retain_grad() or not.")
+            notes.append(t("hook_note", h=self._hook_active))
         if self.failed and "second time" in self.failed[1]:
-            return ("The previous t.backward() ran without retain_graph=True, so it freed the tensors the graph "
-                    "saved for backward (greyed out), and PyTorch refuses to go through the graph a second "
-                    "time: tick retain_graph=True before the earlier pass, or press Reset for a new graph."), notes
+            return t("second_time"), notes
         if self.failed:
-            return f"{self.failed[0]} raised an error, so it was not kept in the program.", notes
+            return t("failed", statement=self.failed[0]), notes
         if not self.passes:
-            return ("No backward pass yet, so every .grad is None: press t.backward() to send dt/dt = 1 back "
-                    "through z and y to the leaf x."), notes
+            return t("no_pass"), notes
         n = len(self.passes)
         x_hist = [p["grads"]["x"] for p in self.passes]
-        acc = ""
-        if n > 1:
-            acc = (f" (pass {n} added the same gradient again: {x_hist[-2]} \u2192 {x_hist[-1]}, because "
-                   f"gradients accumulate until you reset .grad)")
-        kept = [m for m in INTERMEDIATES if self.grads[m] is not None]
-        none = [m for m in INTERMEDIATES if self.grads[m] is None]
+        acc = t("accumulated", n=n, before=x_hist[-2], after=x_hist[-1]) if n > 1 else ""
+        # what each intermediate's .grad is, from the state the program really left
+        kept, pending, none = [], [], []
+        for m in INTERMEDIATES:
+            retains = bool(getattr(ns[m], "retains_grad", False))
+            if retains and self.grads[m] is not None:
+                kept.append(m)
+                before = self._passes_before(f"{m}.retain_grad()")
+                if before:
+                    notes.append(t("late_note", name=m, k=before))
+            elif retains:
+                pending.append(m)
+            else:
+                none.append(m)
         parts = []
         if kept:
-            parts.append(f"{_join(kept)} kept {'its' if len(kept) == 1 else 'their'} .grad because of "
-                         f"retain_grad()")
+            parts.append(t("kept", names=_join(kept, self.lang), its=t("its") if len(kept) == 1 else t("their")))
+        if pending:
+            parts.append(t("pending", names=_join(pending, self.lang),
+                           its=t("its") if len(pending) == 1 else t("their")))
         if none:
-            parts.append(f"{_join(none)} {'is a non-leaf' if len(none) == 1 else 'are non-leaves'} "
-                         f"without retain_grad(), so .grad stays None")
+            parts.append(t("none_one" if len(none) == 1 else "none_many", names=_join(none, self.lang)))
         last = self.passes[-1]["statement"]
-        after = ("retain_graph=True kept the graph, so t.backward() can run again" if "retain_graph=True" in last
-                 else "the graph is now freed (greyed out), so another t.backward() will fail")
-        sentence = (f"After pass {n}, the leaf x holds dt/dx = {x_hist[-1]}{acc}; " + "; ".join(parts)
-                    + f"; {after}.")
+        after = t("kept_graph") if "retain_graph=True" in last else t("freed_graph")
+        sentence = t("after_pass", n=n, x=x_hist[-1], acc=acc, parts=t("sep").join(parts), after=after)
         return sentence, notes
+
+    def _passes_before(self, statement: str) -> int:
+        """How many backward passes ran before the first ``statement`` of the program (0 if none)."""
+        count = 0
+        for a in self.actions:
+            if a == statement:
+                return count
+            if a.startswith("t.backward("):
+                count += 1
+        return 0

@@ -11,13 +11,69 @@ from dataclasses import dataclass, field
 
 import ipywidgets as W
 
+from leafkit._lang import resolve_language
+
 from ._program import error_text, facts, format_value, grad_value, run_program
-from ._view import Explorer, bool_html, code_html, esc, mono, table_html
+from ._view import Control, Explorer, bool_html, code_html, esc, mono, table_html
 
 __all__ = ["GradModeExplorer", "OPERATORS", "grad_mode_program", "run_grad_mode", "explain_grad_mode",
            "GradModeResult"]
 
 OPERATORS = ("*", "/", "+", "-")
+
+#: Everything this explorer (and :func:`explain_grad_mode`) writes, per language; the Chinese
+#: sentences mark code with backticks.
+TEXT = {
+    "en": {
+        "title": "requires_grad and no_grad explorer",
+        "subtitle": "z = x (op) y: when does z require grad, what is its grad_fn, and can z.backward() run?",
+        "summary": "which inputs require grad, the operator, `no_grad()`; what `z.backward()` does",
+        "operator": "operator", "code": "The code", "mark_raises": "raises RuntimeError", "mark_runs": "runs",
+        "raises": "This code raises an error",
+        "columns": ("var", "is_leaf", "requires_grad", "grad_fn", ".grad after z.backward()"),
+        "table": "x, y and z", "inside_no_grad": "inside no_grad", "where_z": "where z was computed",
+        "enabled": "torch.is_grad_enabled() {where}: ",
+        "backward_raises": "z.backward() raises", "backward_runs": "z.backward() runs",
+        "caption": "Variables view before z.backward()",
+        # explain_grad_mode
+        "error": "The code raised an error, so there is nothing to explain.",
+        "and": " and ", "requires": "requires", "require": "require",
+        "no_grad": ("Inside torch.no_grad() autograd records nothing, so z = x {op} y gets no grad_fn and "
+                    "requires_grad=False even though {inputs} {verb} grad; z is a leaf with no graph behind it, "
+                    "and z.backward() fails because there is nothing to differentiate."),
+        "no_grad_changes_nothing": " (no_grad changes nothing here)",
+        "untracked": ("Neither x nor y requires grad, so z = x {op} y is not tracked{extra}: no grad_fn, "
+                      "requires_grad=False, and z.backward() fails because there is nothing to differentiate."),
+        "store": "dz/d{g} in {g}.grad", "stores_sep": " and ",
+        "tail": "; {n}.grad stays None because {n} does not require grad",
+        "tracked": ("Because {inputs} {verb} grad, z does too: autograd recorded {fn} as z.grad_fn, "
+                    "which makes z a non-leaf, and z.backward() stores {stores}{tail}."),
+    },
+    "zh": {
+        "title": "requires_grad 与 no_grad 探索器",
+        "subtitle": "z = x (运算) y：z 什么时候需要梯度？它的 grad_fn 是什么？z.backward() 能不能运行？",
+        "summary": "哪些输入需要梯度、用哪个运算符、要不要 `no_grad()`；`z.backward()` 会怎样",
+        "operator": "运算符", "code": "代码", "mark_raises": "抛出 RuntimeError", "mark_runs": "可以运行",
+        "raises": "这段代码抛出了错误",
+        "columns": ("变量", "is_leaf", "requires_grad", "grad_fn", "z.backward() 之后的 .grad"),
+        "table": "x、y 和 z", "inside_no_grad": "在 no_grad 里", "where_z": "在计算 z 的地方",
+        "enabled": "torch.is_grad_enabled() {where}：",
+        "backward_raises": "`z.backward()` 抛出错误", "backward_runs": "`z.backward()` 可以运行",
+        "caption": "z.backward() 之前的变量视图",
+        "error": "代码抛出了错误，没有什么可以解释的。",
+        "and": " 和 ", "requires": "", "require": "都",
+        "no_grad": ("在 `torch.no_grad()` 里，自动求导什么也不记录：即使 {inputs} {verb}需要梯度，`z = x {op} y` 也没有 "
+                    "`grad_fn`，`requires_grad=False`。`z` 是背后没有计算图的叶子张量，`z.backward()` 会失败，"
+                    "因为没有东西可以求导。"),
+        "no_grad_changes_nothing": "（这里 no_grad 不改变什么）",
+        "untracked": ("`x` 和 `y` 都不需要梯度，所以 `z = x {op} y` 不会被记录{extra}：没有 `grad_fn`，"
+                      "`requires_grad=False`，`z.backward()` 会失败，因为没有东西可以求导。"),
+        "store": "把 dz/d{g} 存进 `{g}.grad`", "stores_sep": "，",
+        "tail": "；`{n}` 不需要梯度，所以 `{n}.grad` 保持为 None",
+        "tracked": ("因为 {inputs} {verb}需要梯度，`z` 也需要：自动求导把 `{fn}` 记为 `z.grad_fn`，这让 `z` 成为非叶子张量；"
+                    "`z.backward()` 会{stores}{tail}。"),
+    },
+}
 
 
 def grad_mode_program(x_requires_grad=True, y_requires_grad=False, op="*", no_grad=False):
@@ -122,28 +178,30 @@ def run_grad_mode(x_requires_grad=True, y_requires_grad=False, op="*", no_grad=F
     return res
 
 
-def explain_grad_mode(res: GradModeResult) -> str:
-    """One sentence on why ``z`` does (not) require grad, from what the run observed."""
+def explain_grad_mode(res: GradModeResult, lang=None) -> str:
+    """One sentence on why ``z`` does (not) require grad, from what the run observed.
+
+    ``lang``: ``"en"`` or ``"zh"`` (``None``: :func:`leafkit.get_language`); the
+    Chinese sentence marks code with backticks.
+    """
+    lang = resolve_language(lang)
+    words = TEXT[lang]
     z = res.forward.get("z")
     if z is None:
-        return "The code raised an error, so there is nothing to explain."
+        return words["error"]
     tracked = [k for k in ("x", "y") if res.forward[k]["requires_grad"]]
-    inputs = " and ".join(tracked)
-    verb = "requires" if len(tracked) == 1 else "require"
+    inputs = words["and"].join(tracked if lang == "en" else [f"`{k}`" for k in tracked])
+    verb = words["requires"] if len(tracked) == 1 else words["require"]
     if not z["requires_grad"]:
         if tracked and not res.grad_enabled_inside:
-            return (f"Inside torch.no_grad() autograd records nothing, so z = x {res.op} y gets no grad_fn and "
-                    f"requires_grad=False even though {inputs} {verb} grad; z is a leaf with no graph behind it, "
-                    f"and z.backward() fails because there is nothing to differentiate.")
-        extra = " (no_grad changes nothing here)" if res.no_grad else ""
-        return (f"Neither x nor y requires grad, so z = x {res.op} y is not tracked{extra}: no grad_fn, "
-                f"requires_grad=False, and z.backward() fails because there is nothing to differentiate.")
+            return words["no_grad"].format(op=res.op, inputs=inputs, verb=verb)
+        extra = words["no_grad_changes_nothing"] if res.no_grad else ""
+        return words["untracked"].format(op=res.op, extra=extra)
     grads = [k for k in ("x", "y") if res.grads.get(k) is not None]
     nones = [k for k in ("x", "y") if k not in tracked]
-    tail = (f"; {nones[0]}.grad stays None because {nones[0]} does not require grad" if nones else "")
-    return (f"Because {inputs} {verb} grad, z does too: autograd recorded {z['grad_fn']} as z.grad_fn, "
-            f"which makes z a non-leaf, and z.backward() stores "
-            f"{' and '.join(f'dz/d{g} in {g}.grad' for g in grads)}{tail}.")
+    tail = words["tail"].format(n=nones[0]) if nones else ""
+    stores = words["stores_sep"].join(words["store"].format(g=g) for g in grads)
+    return words["tracked"].format(inputs=inputs, verb=verb, fn=z["grad_fn"], stores=stores, tail=tail)
 
 
 class GradModeExplorer(Explorer):
@@ -157,15 +215,18 @@ class GradModeExplorer(Explorer):
     no_grad : bool, default False
     zoom : float, default 1.0
         Scale of the drawing.
+    lang : {"en", "zh"} or None, default None
+        The language of the panel (``None``: :func:`leafkit.get_language`).
 
     Attributes
     ----------
     x_requires_grad, y_requires_grad : ipywidgets.Checkbox
-        Descriptions ``"x requires_grad"`` and ``"y requires_grad"``.
+        Descriptions ``"x requires_grad"`` and ``"y requires_grad"``; control keys
+        ``"x_requires_grad"`` and ``"y_requires_grad"``.
     op : ipywidgets.ToggleButtons
-        Description ``"operator"``; values ``"*"``, ``"/"``, ``"+"``, ``"-"``.
+        Description ``"operator"``; values ``"*"``, ``"/"``, ``"+"``, ``"-"``; key ``"op"``.
     no_grad : ipywidgets.Checkbox
-        Description ``"with torch.no_grad()"``.
+        Description ``"with torch.no_grad()"``; key ``"no_grad"``.
     result : GradModeResult
         What the current state ran and observed.
     widget, code, rows, explanation, message, drawing, svg
@@ -173,12 +234,13 @@ class GradModeExplorer(Explorer):
         outcome of ``z.backward()`` (``kind`` ``"ok"`` or ``"error"``).
     """
 
-    title = "requires_grad and no_grad explorer"
-    subtitle = "z = x (op) y: when does z require grad, what is its grad_fn, and can z.backward() run?"
+    TEXT = TEXT
+    TOUR = (("y_requires_grad", True), ("op", "/"), ("no_grad", True), ("no_grad", False),
+            ("x_requires_grad", False), ("x_requires_grad", True))
     css_class = "lk-grad-mode-explorer"
 
-    def __init__(self, x_requires_grad=True, y_requires_grad=False, op="*", no_grad=False, zoom=1.0):
-        super().__init__(zoom=zoom)
+    def __init__(self, x_requires_grad=True, y_requires_grad=False, op="*", no_grad=False, zoom=1.0, lang=None):
+        super().__init__(zoom=zoom, lang=lang)
         if op not in OPERATORS:
             raise ValueError(f"op must be one of {OPERATORS}, got {op!r}")
         self.result = None
@@ -188,7 +250,7 @@ class GradModeExplorer(Explorer):
                                           indent=False, layout=lay)
         self.y_requires_grad = W.Checkbox(value=bool(y_requires_grad), description="y requires_grad",
                                           indent=False, layout=lay)
-        self.op = W.ToggleButtons(options=list(OPERATORS), value=op, description="operator",
+        self.op = W.ToggleButtons(options=list(OPERATORS), value=op, description=self._t("operator"),
                                   style={"description_width": "initial", "button_width": "42px"},
                                   layout=W.Layout(margin="0 18px 0 0", display="flex", align_items="center"))
         self.no_grad = W.Checkbox(value=bool(no_grad), description="with torch.no_grad()", indent=False,
@@ -199,6 +261,11 @@ class GradModeExplorer(Explorer):
                      layout=W.Layout(align_items="center", flex_flow="row wrap"))
         self._assemble([row])
         self.refresh()
+
+    def _controls(self) -> list:
+        return [Control("x_requires_grad", self.x_requires_grad, "checkbox"),
+                Control("y_requires_grad", self.y_requires_grad, "checkbox"),
+                Control("op", self.op, "toggle"), Control("no_grad", self.no_grad, "checkbox")]
 
     @property
     def state(self) -> dict:
@@ -225,17 +292,19 @@ class GradModeExplorer(Explorer):
         forward_drawing = []
         res = run_grad_mode(st["x_requires_grad"], st["y_requires_grad"], st["op"], st["no_grad"],
                             before_backward=lambda ns: forward_drawing.append(
-                                draw({k: ns[k] for k in ("x", "y", "z")}, previous=self._previous)))
+                                draw({k: ns[k] for k in ("x", "y", "z")}, previous=self._previous,
+                                     lang=self.lang)))
         self.result = res
         self.code = res.code
         n = len(res.code.split("\n"))
-        marks = {n - 1: ("error", "raises RuntimeError")} if res.backward_error else {n - 1: ("ok", "runs")}
-        self.code_view.value = code_html(res.code, "The code", marks=marks)
+        marks = ({n - 1: ("error", self._t("mark_raises"))} if res.backward_error
+                 else {n - 1: ("ok", self._t("mark_runs"))})
+        self.code_view.value = code_html(res.code, self._t("code"), marks=marks)
         if res.error:
             self.rows = []
             self.table_view.value = ""
-            self._set_message("error", "This code raises an error", res.error)
-            self._set_explanation(explain_grad_mode(res))
+            self._set_message("error", self._t("raises"), res.error)
+            self._set_explanation(explain_grad_mode(res, self.lang))
             self.drawing_pane.clear()
             return
         self.rows = []
@@ -250,18 +319,16 @@ class GradModeExplorer(Explorer):
             cells.append([f"<b>{k}</b>", bool_html(f["is_leaf"], strong_false=True), bool_html(f["requires_grad"]),
                           mono(f["grad_fn"]) if f["grad_fn"] else '<span style="color:#57606a">None</span>',
                           grad_cell])
-        inside = "inside no_grad" if res.no_grad else "where z was computed"
-        self.table_view.value = table_html(
-            ["var", "is_leaf", "requires_grad", "grad_fn", ".grad after z.backward()"], cells,
-            title="x, y and z", highlight={2}) + (
-            f'<div style="font-size:12.5px;color:#57606a;margin:-2px 0 4px 2px">torch.is_grad_enabled() '
-            f'{esc(inside)}: {bool_html(res.grad_enabled_inside, strong_false=True)}</div>')
+        inside = self._t("inside_no_grad") if res.no_grad else self._t("where_z")
+        self.table_view.value = table_html(self._t("columns"), cells, title=self._t("table"), highlight={2}) + (
+            f'<div style="font-size:12.5px;color:#57606a;margin:-2px 0 4px 2px">'
+            f'{esc(self._t("enabled", where=inside))}{bool_html(res.grad_enabled_inside, strong_false=True)}</div>')
         if res.backward_error:
-            self._set_message("error", "z.backward() raises", res.backward_error)
+            self._set_message("error", self._t("backward_raises"), res.backward_error)
         else:
             got = ", ".join(f"{k}.grad = {v}" for k, v in res.grads.items() if v is not None)
-            self._set_message("ok", "z.backward() runs", got, mono=True)
-        self._set_explanation(explain_grad_mode(res))
+            self._set_message("ok", self._t("backward_runs"), got, mono=True)
+        self._set_explanation(explain_grad_mode(res, self.lang))
         drawing = forward_drawing[0]
         self._previous = drawing
-        self._show_drawing(drawing, caption="Variables view before z.backward()")
+        self._show_drawing(drawing, caption=self._t("caption"))

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 import ipywidgets as W
 
+from leafkit._lang import resolve_language
+
 from ._program import error_text, facts, run_program
-from ._view import Explorer, bool_html, code_html, esc, mono, table_html
+from ._view import Control, Explorer, bool_html, code_html, esc, mono, table_html
 
 __all__ = ["LeafExplorer", "STEPS", "NO_STEP", "WHEN", "chain_code", "step_program", "run_chain",
            "explain_chain", "ChainResult"]
@@ -26,6 +28,86 @@ STEPS = ("clone()", "detach()", "cuda()", "to('cpu')", "+ 2", "* 3")
 #: Where ``requires_grad`` is set: in ``torch.tensor(...)`` or on the result of the chain.
 WHEN = ("before", "after")
 _BINOPS = {"+ 2": "+", "* 3": "*"}
+
+#: Everything this explorer (and :func:`explain_chain`) writes, per language.  In the Chinese
+#: sentences code is marked with backticks (shown in the code font).
+TEXT = {
+    "en": {
+        "title": "Leaf explorer",
+        "subtitle": ("Create a tensor, send it through clone / detach / cuda / to / an op, and see when it "
+                     "stays a leaf."),
+        "summary": "`requires_grad` at creation or after, a chain of up to three steps, `is_leaf` at every step",
+        "when": "set requires_grad", "before": "before the chain", "after": "after the chain",
+        "tip_before": "torch.tensor([1.0], requires_grad=...)", "tip_after": "t.requires_grad = ... on the result",
+        "step": "step {i}", "none": "(none)",
+        "code": "The code",
+        "columns": ("var", "step by step (what runs)", "is_leaf", "requires_grad", "grad_fn", "device"),
+        "table": "Every intermediate", "same_as": "same tensor as {name}",
+        "raises": "This code raises an error",
+        "disagree": "The one-line and step-by-step programs disagree",
+        "disagree_text": "one line: {one}\nstep by step: {steps}",
+        "caption": "Variables view \u00b7 orange / red: changed by your last change",
+        # explain_chain
+        "same_note": ("{step} on a tensor that is already on that device returns the very same tensor "
+                      "({var} is {same}): no copy, nothing recorded."),
+        "error": "The code raised an error, so there is no result to explain.",
+        "leaf_it_came_from": "the leaf it came from", "the_leaf": "the leaf {name}",
+        "non_leaf": ("{name} is not a leaf: {step} ran on a tensor that requires grad, so autograd recorded it "
+                     "(grad_fn={fn}) and backward() will pass {name}'s gradient on to {leaf} "
+                     "instead of storing it in {name}.grad."),
+        "leaf_rg_after": ("{name} is a leaf that requires grad: nothing before the last line required grad, so "
+                          "{name} was made without a graph (a leaf), and setting {name}.requires_grad = True on a "
+                          "leaf makes backward() store its gradient in {name}.grad."),
+        "leaf_rg": ("{name} is the tensor created with requires_grad=True itself, so it is a leaf that requires "
+                    "grad: backward() will store its gradient in {name}.grad."),
+        "detach_later": ", and the steps after it had nothing to record", "detach_step": "The {step} step",
+        "detach_code": "{code}",
+        "detach": ("{who} made a new tensor that shares storage with its input but does not require "
+                   "grad: a fresh leaf with requires_grad=False{tail}, so {name} is a leaf that gets no "
+                   "gradient."),
+        "nothing_after": ("Nothing here requires grad (setting {name}.requires_grad = False changes nothing), so no "
+                          "step is recorded: {name} is a leaf with requires_grad=False, like every tensor that does "
+                          "not require grad."),
+        "nothing": ("Nothing here requires grad (requires_grad=False at creation), so autograd records no step: "
+                    "{name} is a leaf with requires_grad=False, like every tensor that does not require grad, "
+                    "whatever clone/cuda/ops it went through."),
+    },
+    "zh": {
+        "title": "叶子张量探索器",
+        "subtitle": "创建一个张量，让它经过 clone / detach / cuda / to / 一次运算，看它什么时候仍是叶子张量。",
+        "summary": "在创建时或之后设置 `requires_grad`，再接最多三步的链，逐步看 `is_leaf`",
+        "when": "requires_grad 设在", "before": "链之前", "after": "链之后",
+        "tip_before": "torch.tensor([1.0], requires_grad=...)", "tip_after": "对结果写 t.requires_grad = ...",
+        "step": "第 {i} 步", "none": "（无）",
+        "code": "代码",
+        "columns": ("变量", "逐步运行（实际执行的代码）", "is_leaf", "requires_grad", "grad_fn", "device"),
+        "table": "每一个中间结果", "same_as": "与 {name} 是同一个张量",
+        "raises": "这段代码抛出了错误",
+        "disagree": "一行写法和逐步写法的结果不一致",
+        "disagree_text": "一行写法：{one}\n逐步写法：{steps}",
+        "caption": "变量视图 · 橙色 / 红色：你上一次改动带来的变化",
+        "same_note": ("对已经在那个设备上的张量调用 `{step}`，返回的就是同一个张量（`{var} is {same}`）："
+                      "不复制，也不记录。"),
+        "error": "代码抛出了错误，没有结果可以解释。",
+        "leaf_it_came_from": "它所来自的叶子张量", "the_leaf": "叶子张量 `{name}`",
+        "non_leaf": ("`{name}` 不是叶子张量：`{step}` 作用在一个需要梯度的张量上，自动求导记录了这一步"
+                     "（`grad_fn={fn}`）。反向传播时，`{name}` 的梯度会继续传给{leaf}，而不会存进 `{name}.grad`。"),
+        "leaf_rg_after": ("`{name}` 是需要梯度的叶子张量：最后一行之前没有任何张量需要梯度，所以 `{name}` 产生时"
+                          "背后没有计算图（它是叶子张量）；对叶子张量设置 `{name}.requires_grad = True`，"
+                          "backward() 就会把它的梯度存进 `{name}.grad`。"),
+        "leaf_rg": ("`{name}` 就是用 `requires_grad=True` 创建的那个张量本身，所以它是需要梯度的叶子张量："
+                    "backward() 会把它的梯度存进 `{name}.grad`。"),
+        "detach_later": "，之后的步骤也没有什么可记录的", "detach_step": "`{step}` 这一步",
+        "detach_code": "`{code}`",
+        "detach": ("{who} 产生了一个新张量：它和输入共享存储，但不需要梯度，是一个 `requires_grad=False` 的新叶子张量"
+                   "{tail}。所以 `{name}` 是叶子张量，得不到梯度。"),
+        "nothing_after": ("这里没有任何张量需要梯度（设置 `{name}.requires_grad = False` 什么也没改变），所以一步也"
+                          "没有记录：`{name}` 是 `requires_grad=False` 的叶子张量，不需要梯度的张量都是这样。"),
+        "nothing": ("这里没有任何张量需要梯度（创建时 `requires_grad=False`），所以自动求导一步也不记录：`{name}` "
+                    "是 `requires_grad=False` 的叶子张量。不需要梯度的张量都是叶子张量，不管经过了怎样的 "
+                    "clone / cuda / 运算。"),
+    },
+}
 
 
 def _step_list(steps) -> list:
@@ -207,7 +289,7 @@ def run_chain(requires_grad=True, steps=(), when="before", name="t", torch_modul
     return res
 
 
-def explain_chain(res: ChainResult, one_line: bool = False) -> tuple:
+def explain_chain(res: ChainResult, one_line: bool = False, lang=None) -> tuple:
     """One sentence explaining the result of a chain, from what really happened.
 
     Parameters
@@ -217,53 +299,46 @@ def explain_chain(res: ChainResult, one_line: bool = False) -> tuple:
     one_line : bool, default False
         Word it for the one-line program (``.clone()`` rather than ``t0.clone()``),
         as the quiz shows it.
+    lang : {"en", "zh"} or None, default None
+        The language (``None``: :func:`leafkit.get_language`).  The Chinese
+        sentences mark code with backticks, as Markdown does.
 
     Returns
     -------
     (str, list of str)
         The sentence, and short notes (e.g. ``to('cpu')`` returned the same tensor).
     """
+    words = TEXT[resolve_language(lang)]
     name = res.name
     notes = []
     for r in res.rows:
         if r["same_as"] is not None and r["code"].endswith(("to('cpu')", "cuda()")):
             step = r["code"].split(".")[-1]
-            notes.append(f"{step} on a tensor that is already on that device returns the very same tensor "
-                         f"({r['variable']} is {r['same_as']}): no copy, nothing recorded.")
+            notes.append(words["same_note"].format(step=step, var=r["variable"], same=r["same_as"]))
     if res.error is not None or not res.rows:
-        return "The code raised an error, so there is no result to explain.", notes
+        return words["error"], notes
     last = res.rows[-1]
     first = res.rows[0]
     if not last["is_leaf"]:
         maker = next((r for r in res.rows[1:] if r["grad_fn"] == last["grad_fn"] and r["same_as"] is None
                       and not r["is_leaf"]), last)
         step = _step_words(maker["code"], one_line)
-        leaf = "the leaf it came from" if one_line else f"the leaf {first['variable']}"
-        return (f"{name} is not a leaf: {step} ran on a tensor that requires grad, so autograd recorded it "
-                f"(grad_fn={last['grad_fn']}) and backward() will pass {name}'s gradient on to {leaf} "
-                f"instead of storing it in {name}.grad."), notes
+        leaf = words["leaf_it_came_from"] if one_line else words["the_leaf"].format(name=first["variable"])
+        return words["non_leaf"].format(name=name, step=step, fn=last["grad_fn"], leaf=leaf), notes
     if last["requires_grad"]:
         if res.when == "after":
-            return (f"{name} is a leaf that requires grad: nothing before the last line required grad, so "
-                    f"{name} was made without a graph (a leaf), and setting {name}.requires_grad = True on a leaf "
-                    f"makes backward() store its gradient in {name}.grad."), notes
-        return (f"{name} is the tensor created with requires_grad=True itself, so it is a leaf that requires "
-                f"grad: backward() will store its gradient in {name}.grad."), notes
+            return words["leaf_rg_after"].format(name=name), notes
+        return words["leaf_rg"].format(name=name), notes
     detach = next((r for r in res.rows if r["code"].endswith(".detach()")), None)
     if res.requires_grad and res.when == "before" and detach is not None:
         later = res.rows.index(detach) < len(res.rows) - 1
-        tail = ", and the steps after it had nothing to record" if later else ""
-        who = f"The {_step_words(detach['code'], True)} step" if one_line else detach["code"]
-        return (f"{who} made a new tensor that shares storage with its input but does not require "
-                f"grad: a fresh leaf with requires_grad=False{tail}, so {name} is a leaf that gets no "
-                f"gradient."), notes
+        tail = words["detach_later"] if later else ""
+        who = (words["detach_step"].format(step=_step_words(detach["code"], True)) if one_line
+               else words["detach_code"].format(code=detach["code"]))
+        return words["detach"].format(who=who, tail=tail, name=name), notes
     if res.when == "after" and not res.requires_grad:
-        return (f"Nothing here requires grad (setting {name}.requires_grad = False changes nothing), so no step "
-                f"is recorded: {name} is a leaf with requires_grad=False, like every tensor that does not "
-                f"require grad."), notes
-    return (f"Nothing here requires grad (requires_grad=False at creation), so autograd records no step: "
-            f"{name} is a leaf with requires_grad=False, like every tensor that does not require grad, "
-            f"whatever clone/cuda/ops it went through."), notes
+        return words["nothing_after"].format(name=name), notes
+    return words["nothing"].format(name=name), notes
 
 
 def _step_words(code: str, one_line: bool) -> str:
@@ -275,9 +350,9 @@ def _step_words(code: str, one_line: bool) -> str:
     return op[1] if len(op) == 2 else "." + rhs.split(".", 1)[1]
 
 
-def _row_cells(r):
-    same = (f'<div style="font-size:11.5px;color:#6a1b9a">same tensor as {esc(r["same_as"])}</div>'
-            if r["same_as"] else "")
+def _row_cells(r, lang="en"):
+    same = (f'<div style="font-size:11.5px;color:#6a1b9a">'
+            f'{esc(TEXT[lang]["same_as"].format(name=r["same_as"]))}</div>' if r["same_as"] else "")
     return [
         f'<b>{esc(r["variable"])}</b>',
         mono(r["code"]) + same,
@@ -303,24 +378,27 @@ class LeafExplorer(Explorer):
         The result's variable name in the code: a Python identifier.
     zoom : float, default 1.0
         Scale of the drawing.
+    lang : {"en", "zh"} or None, default None
+        The language of the panel (``None``: :func:`leafkit.get_language`).
 
     Raises
     ------
     ValueError
         An unknown step, more than three steps, ``when`` not "before" or
-        "after", or a ``name`` that is not a Python variable name
-        (``"t t"``, ``""``, ``"if"``).
+        "after", a ``name`` that is not a Python variable name
+        (``"t t"``, ``""``, ``"if"``), or an unknown ``lang``.
     TypeError
         ``steps`` neither a string nor a sequence.
 
     Attributes
     ----------
     requires_grad : ipywidgets.Checkbox
-        Description ``"requires_grad=True"``.
+        Description ``"requires_grad=True"``; control key ``"requires_grad"``.
     when : ipywidgets.ToggleButtons
-        Description ``"set requires_grad"``; values ``"before"`` / ``"after"``.
+        Description ``"set requires_grad"``; values ``"before"`` / ``"after"``; key ``"when"``.
     steps : list of ipywidgets.Dropdown
-        Descriptions ``"step 1"`` .. ``"step 3"``; values from :data:`STEPS` or ``"(none)"``.
+        Descriptions ``"step 1"`` .. ``"step 3"``; values from :data:`STEPS` or ``"(none)"``;
+        keys ``"step1"`` .. ``"step3"``.
     result : ChainResult
         What the current state ran and observed.
     widget, code, rows, explanation, message, drawing, svg
@@ -335,30 +413,32 @@ class LeafExplorer(Explorer):
     (True, False)
     """
 
-    title = "Leaf explorer"
-    subtitle = "Create a tensor, send it through clone / detach / cuda / to / an op, and see when it stays a leaf."
+    TEXT = TEXT
+    TOUR = (("step3", "+ 2"), ("requires_grad", False), ("when", "after"), ("requires_grad", True),
+            ("when", "before"), ("step2", "clone()"), ("step1", "+ 2"))
     css_class = "lk-leaf-explorer"
     show_device = True
 
-    def __init__(self, requires_grad=True, steps=("cuda()", "detach()"), when="before", name="t", zoom=1.0):
+    def __init__(self, requires_grad=True, steps=("cuda()", "detach()"), when="before", name="t", zoom=1.0,
+                 lang=None):
         _, init_steps, when = _check(requires_grad, steps, when, name)
-        super().__init__(zoom=zoom)
+        super().__init__(zoom=zoom, lang=lang)
         if len(init_steps) > 3:
             raise ValueError("at most three steps")
         self.name = name
         self.result = None
         self._previous = None
+        t = self._t
         self.requires_grad = W.Checkbox(value=bool(requires_grad), description="requires_grad=True", indent=False,
                                         layout=W.Layout(width="auto", margin="0 18px 0 0"))
-        self.when = W.ToggleButtons(options=[("before the chain", "before"), ("after the chain", "after")],
-                                    value=when, description="set requires_grad",
+        self.when = W.ToggleButtons(options=[(t("before"), "before"), (t("after"), "after")],
+                                    value=when, description=t("when"),
                                     style={"description_width": "initial", "button_width": "140px"},
-                                    tooltips=["torch.tensor([1.0], requires_grad=...)",
-                                              "t.requires_grad = ... on the result"],
+                                    tooltips=[t("tip_before"), t("tip_after")],
                                     layout=W.Layout(display="flex", align_items="center"))
         init = list(init_steps) + [NO_STEP] * (3 - len(init_steps))
-        self.steps = [W.Dropdown(options=[NO_STEP, *STEPS], value=v, description=f"step {i + 1}",
-                                 style={"description_width": "initial"},
+        self.steps = [W.Dropdown(options=[(t("none"), NO_STEP), *((s, s) for s in STEPS)], value=v,
+                                 description=t("step", i=i + 1), style={"description_width": "initial"},
                                  layout=W.Layout(width="150px", margin="0 10px 0 0"))
                       for i, v in enumerate(init)]
         for c in (self.requires_grad, self.when, *self.steps):
@@ -367,6 +447,10 @@ class LeafExplorer(Explorer):
         row2 = W.HBox(self.steps, layout=W.Layout(align_items="center", flex_flow="row wrap", margin="4px 0 0 0"))
         self._assemble([row1, row2])
         self.refresh()
+
+    def _controls(self) -> list:
+        return [Control("requires_grad", self.requires_grad, "checkbox"), Control("when", self.when, "toggle"),
+                *(Control(f"step{i + 1}", d, "dropdown") for i, d in enumerate(self.steps))]
 
     # -- state ------------------------------------------------------------
     @property
@@ -418,19 +502,18 @@ class LeafExplorer(Explorer):
         if self._prev_rows is None:
             changed = set()
         self._prev_rows = res.rows
-        self.code_view.value = code_html(res.code, "The code")
-        table_rows = [_row_cells(r) for r in res.rows]
-        self.table_view.value = table_html(["var", "step by step (what runs)", "is_leaf", "requires_grad",
-                                            "grad_fn", "device"], table_rows, title="Every intermediate",
+        self.code_view.value = code_html(res.code, self._t("code"))
+        table_rows = [_row_cells(r, self.lang) for r in res.rows]
+        self.table_view.value = table_html(self._t("columns"), table_rows, title=self._t("table"),
                                            highlight=changed)
         if res.error is not None:
-            self._set_message("error", "This code raises an error", res.error)
+            self._set_message("error", self._t("raises"), res.error)
         elif res.final is not None and res.final != {k: res.rows[-1][k] for k in res.final}:
-            self._set_message("warning", "The one-line and step-by-step programs disagree",
-                              f"one line: {res.final}\nstep by step: {res.rows[-1]}")
+            self._set_message("warning", self._t("disagree"),
+                              self._t("disagree_text", one=res.final, steps=res.rows[-1]))
         else:
             self._set_message(None)
-        sentence, notes = explain_chain(res)
+        sentence, notes = explain_chain(res, lang=self.lang)
         self._set_explanation(sentence, notes)
         self._draw(res)
 
@@ -442,6 +525,6 @@ class LeafExplorer(Explorer):
         tensors = {}
         for var, t in res.tensors.items():
             tensors[var] = t
-        drawing = draw(tensors, previous=self._previous)
+        drawing = draw(tensors, previous=self._previous, lang=self.lang)
         self._previous = drawing
-        self._show_drawing(drawing, caption="Variables view \u00b7 orange / red: changed by your last change")
+        self._show_drawing(drawing, caption=self._t("caption"))

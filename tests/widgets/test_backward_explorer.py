@@ -167,3 +167,43 @@ def test_button_shows_the_statement_it_runs():
     assert ex.backward_button.description == "t.backward(retain_graph=True)"
     ex.backward_button.click()
     assert ex.actions[-1] == "t.backward(retain_graph=True)"
+
+
+def test_why_follows_retain_grad_ticked_after_a_pass():
+    """Issue 12: "Why" said "y, z and t are non-leaves without retain_grad()" after t.retain_grad()
+    was ticked.  Ticked after pass 1, the call comes after it: t.grad fills from the next pass on."""
+    ex = BackwardExplorer()
+    ex.retain_graph.value = True
+    ex.backward_button.click()
+    assert "y, z and t are non-leaves without retain_grad()" in ex.explanation
+    ex.retain["t"].value = True
+    assert ex.actions == ["t.backward(retain_graph=True)", "t.retain_grad()"]
+    assert ex.grads["t"] is None and "t" not in ex.grad_warnings          # no warning: t retains grad now
+    assert "t called retain_grad() after the last pass, so its .grad fills from the next pass on" in ex.explanation
+    assert "y and z are non-leaves without retain_grad()" in ex.explanation
+    assert "y, z and t" not in ex.explanation
+    ex.backward_button.click()
+    assert ex.grads["t"] == "tensor([1.])"
+    assert "t kept its .grad because of retain_grad()" in ex.explanation
+    assert "t.retain_grad() ran after pass 1, so t.grad counts only the passes after it." in ex.explanation_view.value
+    assert ex.rows[3]["grad_history"] == [None, "tensor([1.])"] and ex.internal_errors == []
+
+
+def test_unticking_mid_way_says_the_program_is_replayed():
+    """Issue 12: unticking retain_grad after passes silently changed the earlier passes' columns."""
+    ex = BackwardExplorer(retain_grad=["z"], retain_graph=True)
+    ex.backward_button.click()
+    ex.backward_button.click()
+    assert ex.rows[2]["grad_history"] == ["tensor([32.])", "tensor([64.])"]
+    ex.retain["z"].value = False
+    assert ex.rows[2]["grad_history"] == [None, None]                    # the earlier columns changed...
+    assert ex.message["kind"] == "info"                                  # ...and the explorer says why
+    assert ex.message["title"] == "z.retain_grad() was removed, and the program was replayed from the top"
+    assert "cannot undo retain_grad()" in ex.message["text"] and "earlier passes" in ex.message["text"]
+    assert "lk-msg-info" in ex.message_view.value
+    ex.backward_button.click()                                           # the next action clears the note
+    assert ex.message is None
+    # unticking a call that no pass came after changes no column: nothing to say
+    ex.retain["y"].value = True
+    ex.retain["y"].value = False
+    assert ex.message is None and ex.internal_errors == []

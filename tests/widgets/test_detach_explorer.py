@@ -114,3 +114,17 @@ def test_bad_action():
         DetachExplorer(actions=["x.zero_()"])
     ex = DetachExplorer(actions=["y.zero_()"])
     assert ex.info["x_value"] == "tensor([0.])"
+
+
+def test_the_gradient_and_the_value_read_as_different_things():
+    """Issue 12: "now tensor([4.]), accumulated over 2 backward calls" while x is 0 read as a
+    contradiction; the sentence now keeps x.grad and x's value apart and says what was added."""
+    ex = DetachExplorer(actions=["z = x ** 2", "z.backward()", "y.zero_()", "z = x ** 2", "z.backward()"])
+    assert ex.info["x_value"] == "tensor([0.])" and ex.info["x_grad"] == "tensor([4.])"
+    assert ex.info["saved_value"] == "tensor([0.])" and ex.info["grad_added"] == "tensor([0.])"
+    e = ex.explanation
+    assert "x.grad is not x's value" in e and "all 2 backward calls, now tensor([4.])" in e
+    assert "x itself is tensor([0.])" in e and "added dz/dx = 2\u00b7x = tensor([0.]) to x.grad" in e
+    one = DetachExplorer(actions=["y.add_(1)", "z = x ** 2", "z.backward()"])
+    assert ("stored dz/dx = 2\u00b7x = tensor([6.]) in x.grad" in one.explanation
+            and "x.grad = tensor([6.]) while x = tensor([3.])" in one.explanation)

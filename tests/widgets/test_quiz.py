@@ -1,4 +1,5 @@
-"""LeafQuiz: seed 001's a..k lines, scored against leafkit (and PyTorch); misses explained and drawn."""
+"""LeafQuiz: seed 001's a..k lines, scored against leafkit (and PyTorch); misses explained and drawn;
+only answered rows are checked and revealed."""
 from __future__ import annotations
 
 import pytest
@@ -32,16 +33,34 @@ def _answer_all(q, table):
         q.answers[n][1].value = str(rg)
 
 
+ALL_FALSE = {n: (False, False) for n in SEED_001}
+
+
 def test_lines_are_the_seed_lines():
     q = LeafQuiz()
     assert q.codes == SEED_LINES
     assert [n for n, _, _ in QUESTIONS] == list("abcdefghijk")
     for n, line in SEED_LINES.items():
-        assert line in q.widget.children[1].children[1 + "abcdefghijk".index(n)].children[0].value
+        i = 4 * (1 + "abcdefghijk".index(n))   # after the header row
+        mark, code, leaf, rg = q.grid.children[i:i + 4]
+        assert line in code.value
+        assert leaf is q.answers[n][0] and rg is q.answers[n][1] and mark is q.marks[n]
+
+
+def test_rows_share_one_grid_so_they_line_up():
+    """Every row's cells sit in the same four grid columns (mark first, the code column as wide as
+    the longest line), so long lines (i..k) cannot push their dropdowns out of line or their marks
+    out of view; the header row names the two columns."""
+    q = LeafQuiz()
+    assert q.grid.layout.grid_template_columns.split()[:2] == ["22px", "max-content"]
+    assert len(q.grid.children) == 4 * (1 + len(SEED_LINES))
+    assert "is_leaf" in q.grid.children[2].value and "requires_grad" in q.grid.children[3].value
+    assert all(m.layout.width == "22px" for m in q.marks.values())
 
 
 def test_truth_is_what_leafkit_returns(no_dot):
     q = LeafQuiz()
+    _answer_all(q, ALL_FALSE)
     q.check_button.click()
     ns = execute(list(SEED_LINES.values()))
     for n in SEED_LINES:
@@ -54,6 +73,7 @@ def test_truth_is_what_leafkit_returns(no_dot):
 @pytest.mark.parity
 def test_truth_agrees_with_pytorch(real_torch, no_dot):
     q = LeafQuiz()
+    _answer_all(q, ALL_FALSE)
     q.check()
     ns = execute(as_torch("\n".join(SEED_LINES.values())), real_torch)
     for n in SEED_LINES:
@@ -90,14 +110,36 @@ def test_every_miss_gets_a_reason_and_a_drawing():
     assert q.internal_errors == []
 
 
-def test_unanswered_count_as_misses_and_reset_clears():
+def test_check_with_nothing_answered_reveals_nothing():
+    """All answers still "?": no score of 0/22, no marks, no reasons, no drawings, no answer key."""
     q = LeafQuiz()
-    q.answer("a", True, False)
-    q.answer("f", is_leaf=False, requires_grad=True)
     q.check_button.click()
-    assert q.score == (4, 22)
-    assert "(18 left as ?)" in q.feedback_view.value
-    assert q.marks["a"].value and "\u2714" in q.marks["a"].value and "\u2716" in q.marks["b"].value
+    assert q.score == (0, 0) and q.checked == [] and q.truth == {} and q.misses == [] and q.rows == []
+    assert all(m.value == "" for m in q.marks.values())
+    fb = q.feedback_view.value
+    assert "Nothing to check yet" in fb and "lk-msg-info" in fb and "Score" not in fb
+    assert "lk-miss" not in fb and "<svg" not in fb and "grad_fn" not in fb
+    for line in SEED_LINES.values():
+        assert line not in fb
+    assert q.internal_errors == []
+
+
+def test_only_answered_rows_are_checked_and_reset_clears():
+    q = LeafQuiz()
+    q.answer("a", True, False)                      # right
+    q.answer("f", is_leaf=True, requires_grad=True)  # is_leaf wrong
+    q.answer("h", is_leaf=False)                     # half answered: not checked
+    q.check_button.click()
+    assert q.checked == ["a", "f"] and set(q.truth) == {"a", "f"}
+    assert q.score == (3, 4)
+    assert [(m["name"], m["field"]) for m in q.misses] == [("f", "is_leaf")]
+    assert "\u2714" in q.marks["a"].value and "\u2716" in q.marks["f"].value
+    assert all(q.marks[n].value == "" for n in SEED_LINES if n not in ("a", "f"))
+    fb = q.feedback_view.value
+    assert fb.count('class="lk-miss"') == 1 and SEED_LINES["f"] in fb
+    assert SEED_LINES["h"] not in fb and "ToCopyBackward0" not in fb   # h's answer stays hidden
+    assert "Not checked" in fb and "b, c, d, e, g, h, i, j, k" in fb
+    assert [r["variable"] for r in q.rows] == ["a", "f"]
     q.reset_button.click()
     assert q.score is None and q.misses == [] and q.feedback_view.value == ""
     assert all(a.value == UNANSWERED and b.value == UNANSWERED for a, b in q.answers.values())
@@ -112,8 +154,9 @@ def test_text_fallback_for_the_miss_drawings(monkeypatch):
     clear_svg_cache()
     clear_caches()
     q = LeafQuiz()
+    _answer_all(q, ALL_FALSE)
     q.check()
-    assert all(p.svg is None and p.fallback for p in q.miss_drawings.values())
+    assert q.miss_drawings and all(p.svg is None and p.fallback for p in q.miss_drawings.values())
     assert "lk-text-drawing" in q.feedback_view.value and "<svg" not in q.feedback_view.value
     assert "Graphviz" in q.feedback_view.value
 
@@ -133,6 +176,15 @@ def test_changing_an_answer_after_check_clears_the_stale_marks_and_score(no_dot)
     q.answer("f", is_leaf=False)                # the helper used by the lessons clears too
     assert q.score is None and q.marks["f"].value == ""
     assert q.internal_errors == []
+
+
+def test_all_right_so_far_when_some_rows_are_left():
+    q = LeafQuiz()
+    q.answer("b", True, True)
+    q.check()
+    assert q.score == (2, 2)
+    assert "All right so far: 1 of 11 tensors checked." in q.feedback_view.value
+    assert "lk-msg-ok" in q.feedback_view.value
 
 
 def test_answers_before_check_change_nothing_else():
