@@ -112,8 +112,11 @@ class OpSpec:
         # formula arguments as indices into [grad, grads, *saved values]
         env_index = {"grad": 0, "grads": 1, **{p: 2 + k for k, p in enumerate(names)}}
         self.formulas = [None if f is None else (f[0], tuple(env_index[p] for p in f[1])) for f in self.formulas]
-        self.node_cls = type(node, (OpNode,), {"__slots__": (), "_spec": self, "__module__": "leafkit.autograd",
-                                               "__doc__": doc})
+        attrs = {"__slots__": (), "_spec": self, "__module__": "leafkit.autograd", "__doc__": doc}
+        if "::" in node:  # a qualified name (torch::autograd::CopyBackwards): the class takes the last part
+            attrs["name"] = lambda node_self, _n=node: _n
+            node = node.rsplit("::", 1)[1]
+        self.node_cls = type(node, (OpNode,), attrs)
         self._plans = {}
 
     def positions(self, n_args):

@@ -23,7 +23,7 @@ def _to_copy(self, np_dtype, src, dst):
 
 def _to_copy_backward(F, grad, self_scalar_type, src, dst):
     """The gradient goes back to the source's device and dtype (``grad.to(self.options())``)."""
-    if src is not dst or grad.dtype != self_scalar_type:
+    if src is not dst or getattr(grad, "_data", grad).dtype != self_scalar_type:
         return F.to_copy(grad, self_scalar_type, dst, src)
     return grad
 

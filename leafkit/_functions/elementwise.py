@@ -321,7 +321,7 @@ def _not_implemented(F, grad):
 
 # PyTorch records a node named ``NotImplemented`` for an op without a derivative; its backward raises
 floor_divide_spec = defop("floor_divide", lambda self, other: _div_mode(self, other, "floor"),
-                          inputs=("self", "other"), node="NotImplemented",
+                          inputs=("self", "other"), node="torch::autograd::NotImplemented",
                           self=_not_implemented, other=_not_implemented)
 
 
@@ -499,7 +499,64 @@ masked_fill_tensor_spec = defop(
     "masked_fill_tensor", _masked_fill, inputs=("self", "mask", "value"), nondiff=("mask",),
     node="MaskedFillBackward1",
     self=lambda F, grad, mask: F.masked_fill(grad, mask, 0),
-    value=lambda F, grad, mask: F.sum(F.where(mask, grad, 0.0)))
+    value=lambda F, grad, mask: F.sum(F.masked_select(grad, mask)))
+
+
+def _masked_select(self, mask):
+    if mask.dtype.kind != "b":
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    xp = array_module(self)
+    a, m = xp.broadcast_arrays(self, mask)
+    return as_array(a[m])
+
+
+def _masked_scatter(self, mask, source):
+    if mask.dtype.kind != "b":
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtype.word(mask.dtype).lower()}")
+    xp = array_module(self)
+    out = self.copy()
+    m = xp.broadcast_to(mask, self.shape)
+    n = int(m.sum())
+    if n > source.size:
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
+    out[m] = source.reshape(-1)[:n]
+    return out
+
+
+def _masked_scatter_backward(grad_output, mask, sizes):
+    xp = array_module(grad_output)
+    sel = grad_output[xp.broadcast_to(mask, grad_output.shape)]
+    out = xp.zeros(int(np.prod(sizes)), dtype=grad_output.dtype)
+    out[:sel.size] = sel
+    return out.reshape(sizes)
+
+
+masked_select_spec = defop("masked_select", _masked_select, inputs=("self", "mask"), nondiff=("mask",),
+                           self=lambda F, grad, self_sym_sizes, mask: F.masked_scatter(
+                               F.new_zeros(self_sym_sizes, grad), mask, grad))
+masked_scatter_spec = defop(
+    "masked_scatter", _masked_scatter, inputs=("self", "mask", "source"), nondiff=("mask",),
+    self=lambda F, grad, mask: F.masked_fill(grad, mask, 0),
+    source=lambda F, grad, mask, source_sym_sizes: F.masked_scatter_backward(grad, mask, source_sym_sizes))
+defop("masked_scatter_backward", _masked_scatter_backward, inputs=("grad_output", "mask"), nondiff=("mask",),
+      grad_output=lambda F, grad, mask, grad_output_sym_sizes: F.masked_scatter(
+          F.new_zeros(grad_output_sym_sizes, grad), mask, grad))
+
+
+@public("masked_select")
+def masked_select(input, mask):
+    """The elements of ``input`` where ``mask`` (broadcast) is True, as a 1-D tensor (``MaskedSelectBackward0``)."""
+    check_tensor("masked_select", "input", input)
+    return apply(masked_select_spec, (input, mask))
+
+
+@public("masked_scatter")
+def masked_scatter(input, mask, source):
+    """A copy of ``input`` with ``source``'s first elements written where ``mask`` is True
+    (``MaskedScatterBackward0``)."""
+    check_tensor("masked_scatter", "input", input)
+    return apply(masked_scatter_spec, (input, mask, source))
 
 
 @public("masked_fill")

@@ -96,12 +96,14 @@ def convert_key(key, device=None):
     return key
 
 
-def index(t, key):
+def index(t, key, for_setitem=False):
     """Basic indexing becomes Select/Slice/Unsqueeze nodes (views); anything else one IndexBackward0 copy.
 
     Follows PyTorch: a lone slice always makes a ``SliceBackward0``; inside a
     tuple, slices that cover their whole dimension make no node; a list that
-    holds sequences, slices or tensors is read as a tuple of indices.
+    holds sequences, slices or tensors is read as a tuple of indices.  For
+    ``t[key] = value`` (``for_setitem``) whole slices never make a node and a
+    key that selects everything gives ``t`` itself, as PyTorch's setitem does.
     """
     from .shape import alias_spec, select, slice_dim, unsqueeze_spec
 
@@ -111,6 +113,9 @@ def index(t, key):
         for k in items:
             if isinstance(k, Tensor) and k._data.dtype.kind not in "iub":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if isinstance(key, Tensor) and key._data.dtype.kind == "b" and key._data.ndim == 0:
+            # PyTorch indexes with a 0-d mask by adding a dimension of size 1 first
+            return apply(index_spec, (apply(unsqueeze_spec, (t, 0)), (convert_key(key).reshape(1),)))
         return apply(index_spec, (t, convert_key(key)))
     consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
     nd = t._data.ndim
@@ -121,7 +126,7 @@ def index(t, key):
                          "C++ to convert a 0-dim tensor to a number")
     if consumed > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
-    lone_slice = isinstance(key, slice)
+    lone_slice = isinstance(key, slice) and not for_setitem
     out, dim, src_dim = t, 0, 0
     shape = t._data.shape
     for k in items:
@@ -143,7 +148,7 @@ def index(t, key):
                 raise IndexError(f"index {k} is out of bounds for dimension {src_dim} with size {size}")
             out = select(out, dim, int(k))
             src_dim += 1
-    if out is t:
+    if out is t and not for_setitem:
         out = apply(alias_spec, (t,))
     return out
 
@@ -152,12 +157,11 @@ Tensor.__getitem__ = index
 
 
 # -- writing -----------------------------------------------------------------------------------------------------
-def _strip_leading_ones(v):
-    shape = v._data.shape
+def _leading_ones(shape):
     k = 0
     while k < len(shape) and shape[k] == 1:
         k += 1
-    return v.view(shape[k:])
+    return k
 
 
 def copy_to(dst, src) -> None:
@@ -168,7 +172,7 @@ def copy_to(dst, src) -> None:
     if src._data.ndim == 0 and src._device.type == "cpu":
         inplace(dst, fill_tensor_spec, (dst, src))
         return
-    src = _strip_leading_ones(src)
+    src = src.view(src._data.shape[_leading_ones(src._data.shape):])  # PyTorch views even when nothing is dropped
     if src._data.shape != dst._data.shape:
         src = src.expand(dst._data.shape)
     inplace(dst, copy_spec, (dst, src))
@@ -191,14 +195,14 @@ def setitem(self, key, value):
         value = Tensor._make(np.asarray(value, dtype=self._data.dtype), self._device)
     key = normalize_key(key)
     if is_basic_key(key):
-        view = index(self, key)
-        copy_to(view, value)
+        copy_to(index(self, key, for_setitem=True), value)
         return
     self._fresh()
     if _state.enabled:
         check_inplace_allowed(self)
-    if value._data.ndim:
-        value = _strip_leading_ones(value)
+    k = _leading_ones(value._data.shape)
+    if k:
+        value = value.view(value._data.shape[k:])
     if value._device is not self._device:
         value = Tensor._make(_device.to_device_array(value._data, value._device, self._device), self._device) \
             if not value._requires_grad else value.to(self._device)

@@ -24,7 +24,7 @@ from ..autograd.graph import SavedVariable
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ._base import array_module, as_array, check_tensor
 from ._registry import apply, defop, public
-from .views import CopySlices, Invalid, bump_history, make_node, refresh_view, view_index
+from .views import CopySlices, Invalid, bump_history, make_node, refresh_view, strided_geometry, view_index
 
 NO_GRAD_VIEW_MESSAGE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
@@ -131,15 +131,14 @@ def inplace(t, spec, args):
         _write(t, out[0] if isinstance(out, tuple) else out)
         t._version_counter[0] += 1
         return t
-    saves_self = any(spec.saved_kinds[k] == ("input", 0) for k in range(len(spec.saved_names)))
-    # the value before the change, with its history (a recorded backward pass differentiates through it)
-    old = Tensor._make(t._data.copy() if saves_self else t._data, t._device, t._grad_fn, t._output_nr)
+    # the op sees ``t`` as it is now, with its history; it writes its result into t's storage afterwards
+    old = Tensor._make(t._data, t._device, t._grad_fn, t._output_nr)
     old._requires_grad = t._requires_grad if base is None else base._requires_grad
-    if not saves_self:
-        old._version_counter = t._version_counter
+    old._version_counter = t._version_counter
     res = apply(spec, (old, *args[1:]))
     if isinstance(res, tuple):
         res = res[0]
+    _save_self_as_clone(res._grad_fn, t)
     node = res._grad_fn
     _write(t, res._data)
     t._version_counter[0] += 1
@@ -157,6 +156,7 @@ def inplace(t, spec, args):
                    [(base._data.shape, base._data.dtype)] + list(node._in_meta[1:]), base._device)
     cs.fn = node
     cs.idx = view_index(base._data, t._data)
+    cs.geometry = strided_geometry(base._data, t._data)
     old_fn = base._grad_fn
     if base._retains_grad and old_fn is not None:  # the base's retained grad follows it to CopySlices
         if (old_fn._retain_refs or {}).pop(base._output_nr, None) is not None:
@@ -164,6 +164,25 @@ def inplace(t, spec, args):
     base._set_history(cs, 0)
     bump_history(base)
     return t
+
+
+def _save_self_as_clone(node, t) -> None:
+    """An op that saved the tensor it changes keeps a clone of its value before the change, as PyTorch does
+    (``self.clone()``, recorded as ``CloneBackward0`` when ``t`` requires grad)."""
+    saved = node._saved
+    if not saved:
+        return
+    spec = type(node)._spec
+    for k, sv in enumerate(saved):
+        if sv.__class__ is SavedVariable and spec.saved_kinds[k] == ("input", 0):
+            from .copy import clone
+            c = clone(t)
+            fn = c._grad_fn
+            saved = list(saved)
+            saved[k] = SavedVariable(c._data, c._version_counter, c, c._output_nr,
+                                     fn.name() if fn is not None else None, c._device)
+            node._saved = tuple(saved)
+            return
 
 
 def _rebind_saved_result(node, res, t) -> None:
@@ -212,14 +231,9 @@ def _bshape(a, b):
     return [max(x, y) for x, y in zip(a, b)]
 
 
-def _copy_src_grad(F, grad, src_sym_sizes):
-    return grad
-
-
-copy_spec = defop("copy_", _copy, inputs=("self", "src"), node="CopyBackwards",
+copy_spec = defop("copy_", _copy, inputs=("self", "src"), node="torch::autograd::CopyBackwards",
                   self=lambda F, grad: F.zeros_like(grad),
                   src=lambda F, grad: grad)
-copy_spec.node_cls.name = lambda self: "torch::autograd::CopyBackwards"
 
 
 @public("zero_", function=False)

@@ -297,7 +297,7 @@ def _norm_backward(F, grad, self, ord, result, dim, keepdim):
         for d in sorted(dim):
             grad, result = F.unsqueeze(grad, d), F.unsqueeze(result, d)
     if ord == 2:
-        return self * F.masked_fill(grad / result, result == 0, 0)
+        return grad * F.masked_fill(self / result, result == 0, 0)
     if ord == 1:
         return F.sgn(self) * grad
     raise NotImplementedError(f"leafkit differentiates vector norms of order 1 and 2, not {ord}")

@@ -80,6 +80,33 @@ def _ptr(arr) -> int:
     return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else int(arr.data.ptr)
 
 
+def strided_geometry(base_arr, view_arr):
+    """``(sizes, strides, storage_offset)`` of a view inside a C-contiguous base, in elements (None otherwise)."""
+    item = base_arr.dtype.itemsize
+    if not base_arr.flags.c_contiguous or view_arr.dtype.itemsize != item:
+        return None
+    off = _ptr(view_arr) - _ptr(base_arr)
+    if off % item or any(st % item for st in view_arr.strides):
+        return None
+    return tuple(view_arr.shape), tuple(st // item for st in view_arr.strides), off // item
+
+
+def _as_strided(self, size, stride, storage_offset):
+    flat = self.reshape(-1)
+    item = self.dtype.itemsize
+    return array_module(self).lib.stride_tricks.as_strided(flat[storage_offset:], shape=size,
+                                                           strides=tuple(s * item for s in stride))
+
+
+def _as_strided_backward(F, grad, self_sym_sizes, size, stride, storage_offset):
+    idx = np.full(size, storage_offset, dtype=np.int64)
+    for axis, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[axis] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return _scatter_into(F, grad, idx, self_sym_sizes)
+
+
 def make_node(cls, edges, meta, device):
     """A graph node built directly (no forward run): ``edges`` are its next_functions, ``meta`` its input metadata."""
     node = cls.__new__(cls)
@@ -104,8 +131,15 @@ class AsStridedBackward0(Node):
         return [_scatter_into(F, grads[0], self.idx, self.base_shape)]
 
 
+from ._registry import apply, defop  # noqa: E402
+
+as_strided_spec = defop("as_strided", _as_strided, view=True, self=_as_strided_backward)
+
+
 class CopySlices(Node):
     """The base's node after an in-place op on one of its views (wraps that op's node ``fn``)."""
+
+    geometry = None  # (sizes, strides, offset) of the view in its base, for the recorded backward
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
@@ -119,6 +153,8 @@ class CopySlices(Node):
         return self.fn._had_saved
 
     def _backward(self, grads, F):
+        if F.records and self.geometry is not None:
+            return self._backward_recorded(grads[0], F)
         g = grads[0]
         idx = self.idx
         region = F.reshape(F.index_flat(F.reshape(g, (-1,)), idx), idx.shape)
@@ -131,6 +167,16 @@ class CopySlices(Node):
         # outside the view's region the gradient passes to the base's old history unchanged
         out = F.index_put_flat(F.reshape(g, (-1,)), idx, F.reshape(r0, (-1,)), False)
         return [F.reshape(out, tuple(g.shape)), *res[1:]]
+
+    def _backward_recorded(self, g, F):
+        """PyTorch's CopySlices::apply on tensors: copy the gradient, run the op on the view's region, copy
+        its result back into that region (so the recorded graph is CopySlices over CopyBackwards)."""
+        result = F.new_zeros(tuple(g.shape), g).copy_(g)
+        grad_slice = apply(as_strided_spec, (result, *self.geometry))
+        res = self.fn._backward([grad_slice.clone()], F)
+        if res[0] is not None:
+            grad_slice.copy_(res[0])
+        return [result, *res[1:]]
 
 
 class Invalid(Node):

@@ -345,3 +345,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     flat = input.reshape(-1, input.shape[-1])
     out = apply(unsafe_view_spec, (mm(flat, wt), (*lead, wt.shape[-1])))
     return out if bias is None else out + bias
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross-entropy of logits, computed stably (``BinaryCrossEntropyWithLogitsBackward0``).
+
+    ``input`` and ``target`` have one shape (``ValueError`` otherwise, as in PyTorch); ``weight`` and
+    ``pos_weight`` broadcast and may not require grad (RuntimeError "is not differentiable with respect to
+    argument").  ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``.
+    """
+    _check_tensor("binary_cross_entropy_with_logits", "input", input)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return apply(_L.bce_with_logits_spec, (input, target, weight, pos_weight, _L.reduction_enum(reduction)))
