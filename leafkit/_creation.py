@@ -17,6 +17,7 @@ from . import _device
 from . import _dtype
 from ._random import _rng
 from ._tensor import Tensor, _parse_size
+from .autograd.grad_mode import _state
 
 
 def _finish(arr, dtype, device, requires_grad):
@@ -33,6 +34,8 @@ def _finish(arr, dtype, device, requires_grad):
         arr = _device.to_device_array(arr, _device.CPU, dev)
     t = Tensor._make(arr, dev)
     t._requires_grad = bool(requires_grad)
+    if _state.inference:
+        t._inference = True  # made in inference mode
     return t
 
 

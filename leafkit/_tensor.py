@@ -250,6 +250,9 @@ class Tensor:
             self._inference = True
         elif _state.inference:
             self._inference_view = True  # a view of an ordinary tensor made in inference mode
+            if src._requires_grad:
+                self._requires_grad = True
+            return
         if not recorded and src._requires_grad:
             # PyTorch: a view made under no_grad of a tensor that requires grad still reports
             # requires_grad=True (and is a leaf); in-place changes of it are then refused.

@@ -38,6 +38,13 @@ def clone(input, *, memory_format=None):
     return apply(clone_spec, (input,))
 
 
+@public("detach", method=False)
+def detach(input):
+    """``input.detach()``: a new leaf on the same storage that does not require grad."""
+    check_tensor("detach", "input", input)
+    return input.detach()
+
+
 def to_copy(t, np_dtype, dst):
     """A differentiable copy of ``t`` to ``np_dtype`` on device ``dst`` (``ToCopyBackward0``)."""
     return apply(to_copy_spec, (t, np_dtype, t._device, dst))

@@ -396,6 +396,13 @@ def pow(input, exponent):  # noqa: A001 - PyTorch's name
     return apply(pow_spec, (input, e))
 
 
+@public("square")
+def square(input):
+    """``input ** 2`` (``PowBackward0``, as PyTorch computes it)."""
+    check_tensor("square", "input", input)
+    return apply(pow_spec, (input, 2))
+
+
 @public("pow_", function=False)
 def pow_(self, exponent):
     """In-place :meth:`pow`."""

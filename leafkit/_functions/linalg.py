@@ -231,6 +231,14 @@ def matmul(input, other):
         return apply(squeeze_inplace_spec, (mm(t1.unsqueeze(0), t2), 0))
     if d1 == 2 and d2 == 2:
         return mm(t1, t2)
+    if d1 == 3 and d2 == 3 and (t1._data.shape[0] == 1) != (t2._data.shape[0] == 1):
+        # PyTorch 2.13: a batch of one that requires grad, against a real batch, drops its batch dimension
+        # first (so its gradient is not expanded and summed back)
+        from .shape import squeeze_dim_spec
+        if t1._data.shape[0] == 1 and t1._requires_grad:
+            return matmul(apply(squeeze_dim_spec, (t1, 0)), t2)
+        if t2._data.shape[0] == 1 and t2._requires_grad:
+            return matmul(t1, apply(squeeze_dim_spec, (t2, 0)))
     if _should_fold(t1, t2):
         transpose = d2 > d1
         a = t2.mT if transpose else t1
