@@ -22,6 +22,14 @@ Its derivative, as in ``derivatives.yaml``, is the op
 recorded with ``create_graph=True``), whose own derivatives are PyTorch's
 ``batchnorm_double_backward`` written with ``F`` ops, so second (and
 higher) derivatives work.
+
+One difference from PyTorch remains, in recorded backward passes only:
+PyTorch computes the gradients of input, weight and bias in one call
+(``derivatives.yaml``'s ``input, weight, bias:`` line), so with
+``create_graph=True`` they share one ``NativeBatchNormBackwardBackward0``
+node.  The registry has one formula per input, so each input that needs a
+gradient calls ``native_batch_norm_backward`` with an ``output_mask``
+selecting its own: one node per such input, the same values.
 """
 from __future__ import annotations
 

@@ -126,13 +126,13 @@ def test_nll_loss_reductions_weight_ignore_index():
     a = lp.detach().numpy()
     picked = a[np.arange(4), t.numpy()]
     assert F.nll_loss(lp, t, reduction="none").tolist() == pytest.approx((-picked).tolist())
-    assert float(F.nll_loss(lp, t, reduction="sum")) == pytest.approx(-picked.sum(), rel=1e-6)
+    assert F.nll_loss(lp, t, reduction="sum").item() == pytest.approx(-picked.sum(), rel=1e-6)
     w = torch.tensor([1.0, 2.0, 3.0])
     wt = np.array([1.0, 2.0, 3.0])[t.numpy()]
-    assert float(F.nll_loss(lp, t, weight=w)) == pytest.approx(-(picked * wt).sum() / wt.sum(), rel=1e-6)
+    assert F.nll_loss(lp, t, weight=w).item() == pytest.approx(-(picked * wt).sum() / wt.sum(), rel=1e-6)
     t2 = torch.tensor([0, -100, 2, -100])
-    assert float(F.nll_loss(lp, t2)) == pytest.approx(-(picked[0] + picked[2]) / 2, rel=1e-6)
-    assert np.isnan(float(F.nll_loss(lp, torch.tensor([-100] * 4))))
+    assert F.nll_loss(lp, t2).item() == pytest.approx(-(picked[0] + picked[2]) / 2, rel=1e-6)
+    assert np.isnan(F.nll_loss(lp, torch.tensor([-100] * 4)).item())
     loss = F.nll_loss(lp, t2, weight=w)
     loss.backward()
     assert x.grad.shape == x.shape and np.isfinite(x.grad.numpy()).all()
@@ -271,7 +271,7 @@ def test_mse_loss():
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * d / d.size, rtol=1e-5)
     np.testing.assert_allclose(y.grad.numpy(), -2 * d / d.size, rtol=1e-5)
-    assert float(F.mse_loss(x, y, reduction="sum")) == pytest.approx((d ** 2).sum(), rel=1e-6)
+    assert F.mse_loss(x, y, reduction="sum").item() == pytest.approx((d ** 2).sum(), rel=1e-6)
     assert F.mse_loss(x, y, reduction="none").shape == torch.Size([4, 3])
     assert names(F.mse_loss(x, torch.zeros(4, 3)).grad_fn) == ["AccumulateGrad", None]
 

@@ -16,6 +16,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import leafkit
 import leafkit.nn.functional as LF
@@ -572,3 +574,37 @@ def test_bce_with_logits_legacy_arguments_warn_like_pytorch():
         return [str(m.message) for m in w], str(a), str(b), reduction
     lk, th = both(run)
     assert lk == th
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 5), c=st.integers(1, 4), length=st.sampled_from([None, 1, 3]), training=st.booleans(),
+       affine=st.booleans(), momentum=st.sampled_from([0.0, 0.1, 1.0]), seed=st.integers(0, 2 ** 16),
+       dtype=st.sampled_from(["float32", "float64"]))
+def test_batch_norm_random_shapes_match_pytorch(n, c, length, training, affine, momentum, seed, dtype):
+    """Random (N, C[, L]) batches: output, input/weight/bias gradients and running statistics agree."""
+    shape = (n, c) if length is None else (n, c, length)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal(shape) * rng.uniform(0.1, 10) + rng.uniform(-5, 5)
+    G = rng.standard_normal(shape)
+    W, B = rng.standard_normal(c), rng.standard_normal(c)
+    RM, RV = rng.standard_normal(c), rng.uniform(0.1, 3, c)
+
+    def run(lib):
+        dt = getattr(lib, dtype)
+        x = lib.tensor(X, dtype=dt, requires_grad=True)
+        w = lib.tensor(W, dtype=dt, requires_grad=True) if affine else None
+        b = lib.tensor(B, dtype=dt, requires_grad=True) if affine else None
+        rm, rv = lib.tensor(RM, dtype=dt), lib.tensor(RV, dtype=dt)
+        err = error_of(lambda: lib.nn.functional.batch_norm(x, rm, rv, w, b, training, momentum))
+        if err:
+            return err
+        rm, rv = lib.tensor(RM, dtype=dt), lib.tensor(RV, dtype=dt)
+        y = lib.nn.functional.batch_norm(x, rm, rv, w, b, training, momentum)
+        (y * lib.tensor(G, dtype=dt)).sum().backward()
+        return [np_(y), np_(x.grad), np_(rm), np_(rv)] + ([np_(w.grad), np_(b.grad)] if affine else [])
+    lk, th = both(run)
+    if isinstance(th, tuple):
+        assert lk == th  # one value per channel in training: the same ValueError
+        return
+    tol = 1e-4 if dtype == "float32" else 1e-9
+    assert_close(lk, th, rtol=tol, atol=tol)
