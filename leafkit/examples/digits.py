@@ -297,7 +297,7 @@ def train(model, epochs: int = 10, optimizer="sgd", lr: float | None = None, bat
     opt = make_optimizer(model, optimizer, lr, lib) if isinstance(optimizer, str) else optimizer
     history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
     bar = None
-    if progress:
+    if progress or isinstance(progress, dict):  # {} too: a bar with the defaults
         n_steps = (len(data["y_train"]) + batch_size - 1) // batch_size
         bar = progress_bar(epochs * n_steps, **(progress if isinstance(progress, dict) else {}))
         on_step, callback = _with_bar(bar, epochs, on_step, callback)
