@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -94,23 +95,105 @@ def test_cli_runs_and_prints_epochs():
     r = subprocess.run([sys.executable, "-m", "leafkit.examples.digits", "--epochs", "3", "--no-progress",
                         "--device", "cuda"], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
     lines = r.stdout.splitlines()
     epoch_lines = [ln for ln in lines if ln.startswith("epoch")]
     assert len(epoch_lines) == 3
-    assert epoch_lines[0].startswith("epoch 1/3 [########################] 23/23  loss ")
-    assert "test" in epoch_lines[-1] and "train" in epoch_lines[-1]
+    assert re.fullmatch(r"epoch 1/3  loss \d\.\d{4}  train [ \d]\d\.\d\d%  test [ \d]\d\.\d\d%  \d+\.\d\ds",
+                        epoch_lines[0]), epoch_lines[0]
+    assert "\r" not in r.stdout
     assert lines[-1].startswith("final test accuracy")
     assert any("simulated" in ln for ln in lines) or leafkit.cuda.backend() == "cupy"
 
 
-def test_progress_bar_redraws_live():
+def _run_in_a_terminal(args, timeout=300):
+    """Run the CLI with stderr on a pseudo-terminal (100 columns), as in a shell; returns (stdout, stderr text)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    chunks = []
+
+    def read():
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the terminal's other end is closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        r = subprocess.run([sys.executable, "-m", "leafkit.examples.digits", *args], stdout=subprocess.PIPE,
+                           stderr=slave, text=True, timeout=timeout)
+    finally:
+        os.close(slave)
+    reader.join(10)
+    os.close(master)
+    assert r.returncode == 0
+    return r.stdout, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_cli_draws_a_tqdm_bar_on_a_terminal_and_keeps_stdout_clean():
+    out, err = _run_in_a_terminal(["--epochs", "2"])
+    assert "training:   0%|" in err and "0/46 [00:00<?, ?batch/s]" in err  # tqdm's first frame, on stderr
+    assert "\r" in err  # redrawn in place
+    epoch_lines = [ln for ln in out.splitlines() if ln.startswith("epoch")]
+    assert [ln.split()[1] for ln in epoch_lines] == ["1/2", "2/2"]
+    assert "\r" not in out and "batch/s" not in out and "%|" not in out
+    _, quiet = _run_in_a_terminal(["--epochs", "1", "--no-progress"])
+    assert quiet == ""
+
+
+def test_cli_shows_no_bar_when_stderr_is_not_a_terminal():
+    r = subprocess.run([sys.executable, "-m", "leafkit.examples.digits", "--epochs", "1"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == ""
+    assert sum(ln.startswith("epoch 1/1") for ln in r.stdout.splitlines()) == 1
+
+
+def test_train_progress_bar_counts_every_batch_and_notes_the_last_epoch(data):
     import io
 
     buf = io.StringIO()
-    bar = digits._ProgressBar(buf, width=10, live=True)
-    bar.update("epoch 1/1", 5, 10)
-    bar.finish("epoch 1/1", 10, "done")
-    assert buf.getvalue() == "\repoch 1/1 [#####.....]  5/10\repoch 1/1 [##########] 10/10  done\n"
+    steps = []
+    history = digits.train(digits.make_model(0), epochs=2, data=data,
+                           progress={"file": buf, "mininterval": 0, "ascii": True},
+                           on_step=lambda e, s, n, loss: steps.append(s))
+    text = buf.getvalue()
+    last = text.rsplit("\r", 1)[-1]
+    assert last.startswith("training: 100%|") and "46/46" in last
+    assert f"epoch 2/2 loss {history['loss'][-1]:.4f} test {history['test_acc'][-1]:.2%}" in last
+    assert len(steps) == 46  # the caller's on_step still runs
+    assert digits.progress_bar(5, disable=True).total == 5
+
+
+@pytest.mark.slow
+def test_train_progress_is_a_widget_in_a_notebook_with_a_stable_text_output(tmp_path):
+    """In Jupyter, tqdm.auto gives an ipywidgets bar; its text/plain form (what nbval compares) is the first
+    frame, the same on every run."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from leafkit.examples import digits\n"
+        "history = digits.train(digits.make_model(0), epochs=2, progress=True)\n"
+        "print(len(history['loss']))")]
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
+                            ).execute()
+    outputs = nb.cells[0].outputs
+    views = [o for o in outputs if o.output_type == "display_data"]
+    assert len(views) == 1
+    assert "application/vnd.jupyter.widget-view+json" in views[0].data
+    assert views[0].data["text/plain"] == "training:   0%|          | 0/46 [00:00<?, ?batch/s]"
+    assert [o.text for o in outputs if o.output_type == "stream"] == ["2\n"]  # nothing on stderr
 
 
 @pytest.mark.parity

@@ -23,6 +23,7 @@ from . import _namespace
 from ._namespace import array_ns, tensor_ns
 from ._registry import PUBLIC, SPECS, apply, defop, public  # noqa: F401
 from . import inplace, elementwise, reduction, shape, linalg, copy, indexing, loss, compare  # noqa: F401,E401
+from . import nn_ops  # noqa: F401,E402  (the nn layers' ops: native_batch_norm)
 
 # numpy warns about inf/nan arithmetic; PyTorch never does.  The ops that commonly meet it use np.errstate;
 # this filter silences the rest, for warnings raised from leafkit's own op modules only.

@@ -4,14 +4,23 @@ The lesson the articles teach lives here: a model's weights are
 :class:`Parameter` objects, leaves that require grad; ``backward()`` fills
 their ``.grad``; an optimizer changes them in place under ``no_grad`` so they
 stay leaves.
+
+Layers that behave differently in training and evaluation (``Dropout``,
+``BatchNorm1d``) follow ``module.training``, which ``train()`` and
+``eval()`` set on a module and all its children; ``BatchNorm1d``'s running
+statistics are buffers (``named_buffers()``, ``state_dict()``), not
+parameters.
 """
 from __future__ import annotations
 
 from . import functional
+from .batchnorm import BatchNorm1d
+from .dropout import Dropout
 from .linear import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
-from .loss import CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
+from .rnn import RNNCell
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity", "CrossEntropyLoss",
-           "NLLLoss", "MSELoss", "functional"]
+__all__ = ["Parameter", "Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity", "Dropout",
+           "BatchNorm1d", "RNNCell", "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "functional"]

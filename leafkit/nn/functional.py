@@ -2,24 +2,30 @@
 
 Every function builds the graph PyTorch builds, with PyTorch's node names:
 
-========================  =====================================================
-call                      ``grad_fn`` of the result
-========================  =====================================================
-``relu(x)``               ``ReluBackward0``
-``sigmoid(x)``            ``SigmoidBackward0``
-``tanh(x)``               ``TanhBackward0``
-``softmax(x, dim)``       ``SoftmaxBackward0``
-``log_softmax(x, dim)``   ``LogSoftmaxBackward0``
-``linear(x, W, b)``       ``AddmmBackward0`` (2-D ``x``; ``W`` enters through
-                          ``TBackward0``), ``MmBackward0`` without bias
-``nll_loss(x, t)``        ``NllLossBackward0``
-``cross_entropy(x, t)``   ``NllLossBackward0`` over ``LogSoftmaxBackward0``
-``mse_loss(x, y)``        ``MseLossBackward0``
-========================  =====================================================
+==========================================  ===================================================
+call                                        ``grad_fn`` of the result
+==========================================  ===================================================
+``relu(x)``                                 ``ReluBackward0``
+``sigmoid(x)``                              ``SigmoidBackward0``
+``tanh(x)``                                 ``TanhBackward0``
+``softmax(x, dim)``                         ``SoftmaxBackward0``
+``log_softmax(x, dim)``                     ``LogSoftmaxBackward0``
+``linear(x, W, b)``                         ``AddmmBackward0`` (2-D ``x``; ``W`` enters through
+                                            ``TBackward0``), ``MmBackward0`` without bias
+``nll_loss(x, t)``                          ``NllLossBackward0``
+``cross_entropy(x, t)``                     ``NllLossBackward0`` over ``LogSoftmaxBackward0``
+``mse_loss(x, y)``                          ``MseLossBackward0``
+``binary_cross_entropy_with_logits(x, t)``  ``BinaryCrossEntropyWithLogitsBackward0``
+``dropout(x, p)``                           ``MulBackward0`` (``x * mask``; ``x`` itself when
+                                            ``training=False`` or ``p == 0``)
+``batch_norm(x, rm, rv, w, b, training)``   ``NativeBatchNormBackward0``
+==========================================  ===================================================
 """
 from __future__ import annotations
 
 import warnings
+
+import numpy as np
 
 from .._tensor import Tensor
 from .._functions import loss as _L
@@ -28,7 +34,7 @@ from .._functions.linalg import addmm, mm
 from .._functions.shape import unsafe_view_spec
 
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss",
-           "linear"]
+           "linear", "dropout", "batch_norm", "binary_cross_entropy_with_logits"]
 
 
 def _check_tensor(fn: str, name: str, x) -> None:
@@ -261,13 +267,13 @@ def _broadcast_shape(a, b):
 
 
 def _legacy_reduction(size_average, reduce) -> str:
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' instead.",
-                  UserWarning, stacklevel=3)
+    """PyTorch's ``legacy_get_string``: the reduction the deprecated arguments mean, with its UserWarning."""
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
+    ret = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  UserWarning, stacklevel=3)
+    return ret
 
 
 _ADDMM_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -347,15 +353,279 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
-                                     pos_weight=None):
-    """Binary cross-entropy of logits, computed stably (``BinaryCrossEntropyWithLogitsBackward0``).
+# -- dropout -----------------------------------------------------------------------------------------------------------
+def _dropout_noise(input: Tensor, p: float) -> Tensor:
+    """PyTorch's ``empty_like(input).bernoulli_(1 - p).div_(1 - p)``: each element ``1/(1-p)`` with probability
+    ``1 - p``, else ``0``; drawn on the host from leafkit's generator (:func:`leafkit.manual_seed`), then moved to
+    ``input``'s device.  Tests replace this function to give leafkit and PyTorch the same mask."""
+    import numpy as np
 
-    ``input`` and ``target`` have one shape (``ValueError`` otherwise, as in PyTorch); ``weight`` and
-    ``pos_weight`` broadcast and may not require grad (RuntimeError "is not differentiable with respect to
-    argument").  ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``.
+    from .._creation import _finish
+    from .._random import _rng
+
+    q = 1.0 - p
+    dt = input._data.dtype
+    keep = _rng(None).random(size=tuple(input.shape)) < q
+    noise = keep.astype(dt) / dt.type(q)
+    return _finish(np.asarray(noise), None, input.device, False)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
+
+    What PyTorch computes on the CPU: ``input * noise`` with ``noise`` a
+    tensor of ``0`` and ``1/(1-p)`` values, so the result's ``grad_fn`` is a
+    ``MulBackward0`` that saved the mask (``grad_fn._saved_other``), and the
+    gradient reaching ``input`` is ``grad * noise``: a dropped element gets
+    no gradient.  The expected value of every element is unchanged.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating dtype, any device.
+    p : float
+        The probability of zeroing an element, in ``[0, 1]``.
+    training : bool
+        ``False`` (what :class:`~leafkit.nn.Dropout` passes after
+        ``eval()``) returns ``input`` itself: no copy, no node.
+    inplace : bool
+        Multiply ``input`` in place (``mul_``; ``MulBackward0`` all the same).
+
+    Returns
+    -------
+    Tensor
+        Same shape, dtype and device as ``input``.  ``input`` itself when
+        ``p == 0``, ``not training`` or ``input`` is empty, as in PyTorch.
+        ``p == 1`` multiplies by a 0-d zero (``_saved_other`` is
+        ``tensor(0.)``; negative inputs give ``-0.``).
+
+    Raises
+    ------
+    ValueError
+        "dropout probability has to be between 0 and 1, but got 1.5".
+    RuntimeError
+        Integer input with ``0 < p < 1`` ("result type Float can't be cast
+        to the desired output type Long"); PyTorch's leaf in-place error for
+        ``inplace=True`` on a leaf that requires grad.
+
+    Notes
+    -----
+    The mask comes from leafkit's generator, so a seed gives the same mask
+    on every run but not PyTorch's mask.  On a real CUDA GPU PyTorch uses a
+    fused kernel whose node is ``NativeDropoutBackward0``; leafkit's ``cuda``
+    device builds the CPU graph (``MulBackward0``).
     """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_tensor("dropout", "input", input)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        from .._creation import zeros
+        noise = zeros((), dtype=input.dtype, device=input.device)
+    else:
+        if input._data.dtype.kind != "f":
+            from .. import _dtype
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_dtype.word(input._data.dtype)}")
+        noise = _dropout_noise(input, p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+# -- batch normalisation -------------------------------------------------------------------------------------------------
+def _verify_batch_size(size) -> None:
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) to mean 0 and variance 1, then scale by ``weight`` and shift by ``bias``.
+
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias``, per channel.  In
+    training (``training=True``) ``mean`` and ``var`` are the batch's
+    (the biased variance, over every dim but dim 1), and the running
+    statistics, when given, are updated in place::
+
+        running_mean = (1 - momentum) * running_mean + momentum * mean
+        running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)
+
+    with ``M`` values per channel (the running variance is the *unbiased*
+    estimate, as in PyTorch).  In evaluation ``mean`` and ``var`` are the
+    running statistics and nothing is updated.
+
+    The result's ``grad_fn`` is ``NativeBatchNormBackward0`` (next_functions:
+    input, weight, bias), saving ``input``, ``weight``, ``running_mean``,
+    ``running_var``, the batch mean and inverse standard deviation
+    (``_saved_result1``, ``_saved_result2``; empty in evaluation),
+    ``training`` and ``eps``.  Its derivative is itself differentiable
+    (``NativeBatchNormBackwardBackward0``), so ``create_graph=True`` and
+    second derivatives work.
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(N, C)``, ``(N, C, L)`` or more dims (channels in dim 1),
+        floating dtype, any device.
+    running_mean, running_var : Tensor or None
+        Shape ``(C,)``, the input's dtype (float32 parameters with a
+        float16 input are allowed, as on PyTorch's CPU).  Required when
+        ``training`` is False.  Updated in place in training, without a
+        version-counter bump (as PyTorch's kernel does).
+    weight, bias : Tensor, optional
+        Shape ``(C,)`` (``C`` elements): the affine scale and shift.
+    training : bool
+        Use (and update) the batch statistics.
+    momentum : float
+        The weight of the new batch in the running statistics.
+    eps : float
+        Added to the variance; must be positive in training.
+
+    Returns
+    -------
+    Tensor
+        Same shape, dtype and device as ``input``.
+
+    Raises
+    ------
+    ValueError
+        "Expected more than 1 value per channel when training, got input
+        size torch.Size([1, 3])"; "batch_norm eps must be positive during
+        training, but got 0.0" ("must be non-negative" in evaluation).
+    RuntimeError
+        "running_mean should contain 3 elements not 2" (likewise
+        ``running_var``, ``weight``, ``bias``); "running_mean must be defined
+        in evaluation mode"; PyTorch's "mixed dtype (CPU)" messages; tensors
+        on different devices.
+    IndexError
+        1-D input ("Dimension out of range (expected to be in range of
+        [-1, 0], but got 1)").
+    NotImplementedError
+        Integer input ("\\"batch_norm\\" not implemented for 'Long'").
+
+    Notes
+    -----
+    On a real CUDA GPU PyTorch runs cuDNN (``CudnnBatchNormBackward0``);
+    leafkit's ``cuda`` device builds the CPU graph.
+    """
+    from .. import _dtype
+    from .._functions._base import dim as _dim
+    from .._functions.nn_ops import native_batch_norm_spec
+
+    _check_tensor("batch_norm", "input", input)
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    c = input.shape[_dim(1, input.dim())]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None:
+            if t.numel() != c:
+                raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+        elif not training:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    dt = input._data.dtype
+    if dt.kind != "f":
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{_dtype.word(dt)}'")
+    params = [t._data.dtype for t in (weight, bias, running_mean, running_var) if t is not None]
+    if any(d != dt for d in params):
+        if dt == np.float64:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        if not (dt == np.float16 and all(d == np.float32 for d in params)):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.numel() == 0:  # PyTorch: a copy, scaled and shifted by the first channel's parameters
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    return apply(native_batch_norm_spec, (input, weight, bias, running_mean, running_var, bool(training),
+                                          float(momentum), float(eps)))[0]
+
+
+# -- binary cross-entropy with logits -----------------------------------------------------------------------------------
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross-entropy of logits, ``-[t log σ(x) + (1 - t) log(1 - σ(x))]``, computed stably
+    (``BinaryCrossEntropyWithLogitsBackward0``).
+
+    The sigmoid is folded into the loss (``(1 - t) x - log σ(x)``, with
+    ``log σ(x) = min(x, 0) - log1p(exp(-|x|))``), so logits of ±1e4 give a
+    finite loss and finite gradients; use this instead of
+    ``binary_cross_entropy(sigmoid(x), t)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Logits, any shape, floating dtype.
+    target : Tensor
+        Same shape as ``input``, values in ``[0, 1]`` (labels or
+        probabilities), floating dtype.  It may require grad (PyTorch
+        differentiates with respect to it too).
+    weight : Tensor, optional
+        Rescales each element's loss; broadcast to ``input``'s shape.
+        May not require grad.
+    reduction : {"mean", "sum", "none"}
+    pos_weight : Tensor, optional
+        Weight of the positive term ``t log σ(x)``, broadcast along the
+        last dims (one per class, shape ``(C,)``); ``> 1`` raises recall.
+        May not require grad.
+
+    Returns
+    -------
+    Tensor
+        0-d for ``"mean"``/``"sum"``, ``input``'s shape for ``"none"``.
+        ``grad_fn._saved_reduction`` is PyTorch's enum (0 none, 1 mean,
+        2 sum).
+
+    Raises
+    ------
+    ValueError
+        "Target size (torch.Size([2, 3])) must be the same as input size
+        (torch.Size([4, 3]))"; an unknown ``reduction``.
+    RuntimeError
+        A ``weight``/``pos_weight`` that does not broadcast ("The size of
+        tensor a (3) must match the size of tensor b (2) at non-singleton
+        dimension 1", or "output with shape [4, 3] doesn't match the
+        broadcast shape [5, 4, 3]"); one that requires grad ("The function
+        'binary_cross_entropy_with_logits' is not differentiable with
+        respect to argument 'weight'..."); an integer target ("result type
+        Float can't be cast to the desired output type Long").
+    """
+    from .. import _dtype
+    from .._functions._base import broadcast_check, broadcast_shapes
+
     _check_tensor("binary_cross_entropy_with_logits", "input", input)
+    if not isinstance(target, Tensor):
+        raise TypeError(f"binary_cross_entropy_with_logits(): argument 'target' (position 2) must be Tensor, not "
+                        f"{type(target).__name__}")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return apply(_L.bce_with_logits_spec, (input, target, weight, pos_weight, _L.reduction_enum(reduction)))
+    red = _L.reduction_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    if target._data.dtype.kind != "f":
+        raise RuntimeError(f"result type {_dtype.word(input._data.dtype)} can't be cast to the desired output type "
+                           f"{_dtype.word(target._data.dtype)}")
+    shape = tuple(input.shape)
+    for name, t in (("pos_weight", pos_weight), ("weight", weight)):
+        if t is None:
+            continue
+        _check_tensor("binary_cross_entropy_with_logits", name, t)
+        a, b = (t._data, target._data) if name == "pos_weight" else (input._data, t._data)
+        broadcast_check(a, b)
+        full = broadcast_shapes(shape, tuple(t.shape))
+        if full != shape:
+            raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match the broadcast shape "
+                               f"[{', '.join(map(str, full))}]")
+    return apply(_L.bce_with_logits_spec, (input, target, weight, pos_weight, red))

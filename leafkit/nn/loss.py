@@ -1,10 +1,11 @@
-"""Loss modules: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss`` (thin wrappers of :mod:`.functional`)."""
+"""Loss modules: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``BCEWithLogitsLoss`` (thin wrappers of
+:mod:`.functional`)."""
 from __future__ import annotations
 
 from . import functional as F
 from .module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss"]
 
 
 class _Loss(Module):
@@ -44,3 +45,41 @@ class MSELoss(_Loss):
 
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """``F.binary_cross_entropy_with_logits`` as a module (``torch.nn.BCEWithLogitsLoss``).
+
+    A sigmoid and binary cross-entropy in one stable step: logits ``input``
+    and targets in ``[0, 1]`` of the same shape
+    (``BinaryCrossEntropyWithLogitsBackward0``).  The usual loss of a binary
+    classifier, or of a GAN's discriminator.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        Rescales each element's loss (broadcast to the input's shape).
+    size_average, reduce
+        PyTorch's deprecated arguments (a UserWarning; use ``reduction``).
+    reduction : {"mean", "sum", "none"}
+    pos_weight : Tensor, optional
+        Weight of the positive term, one per class (broadcast along the
+        last dim).
+
+    Notes
+    -----
+    ``weight`` and ``pos_weight`` are registered as buffers, as in PyTorch:
+    in ``state_dict()`` when given, moved by ``to()``, never learned.
+    """
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None):
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce)
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        """The loss of logits ``input`` against ``target`` (same shape); 0-d unless ``reduction="none"``."""
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)

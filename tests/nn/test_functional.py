@@ -100,7 +100,7 @@ def test_cross_entropy_graph_and_value():
     a = x.detach().numpy().astype(np.float64)
     lse = np.log(np.exp(a).sum(1))
     want = np.mean(lse - a[[0, 1], [2, 0]])
-    assert float(loss) == pytest.approx(want, rel=1e-6)
+    assert loss.item() == pytest.approx(want, rel=1e-6)
     loss.backward()
     p = np.exp(a) / np.exp(a).sum(1, keepdims=True)
     p[[0, 1], [2, 0]] -= 1
@@ -111,12 +111,12 @@ def test_cross_entropy_is_stable_for_huge_logits():
     x = torch.tensor([[1e4, 0.0, -1e4]], requires_grad=True)
     loss = F.cross_entropy(x, torch.tensor([2]))
     loss.backward()
-    assert float(loss) == 20000.0
+    assert loss.item() == 20000.0
     assert x.grad.tolist() == [[1.0, 0.0, -1.0]]
     y = torch.tensor([[1e4, 1e4]], requires_grad=True)
     loss = F.cross_entropy(y, torch.tensor([0]))
     loss.backward()
-    assert float(loss) == pytest.approx(np.log(2)) and np.isfinite(y.grad.numpy()).all()
+    assert loss.item() == pytest.approx(np.log(2)) and np.isfinite(y.grad.numpy()).all()
 
 
 def test_nll_loss_reductions_weight_ignore_index():
@@ -126,13 +126,13 @@ def test_nll_loss_reductions_weight_ignore_index():
     a = lp.detach().numpy()
     picked = a[np.arange(4), t.numpy()]
     assert F.nll_loss(lp, t, reduction="none").tolist() == pytest.approx((-picked).tolist())
-    assert float(F.nll_loss(lp, t, reduction="sum")) == pytest.approx(-picked.sum(), rel=1e-6)
+    assert F.nll_loss(lp, t, reduction="sum").item() == pytest.approx(-picked.sum(), rel=1e-6)
     w = torch.tensor([1.0, 2.0, 3.0])
     wt = np.array([1.0, 2.0, 3.0])[t.numpy()]
-    assert float(F.nll_loss(lp, t, weight=w)) == pytest.approx(-(picked * wt).sum() / wt.sum(), rel=1e-6)
+    assert F.nll_loss(lp, t, weight=w).item() == pytest.approx(-(picked * wt).sum() / wt.sum(), rel=1e-6)
     t2 = torch.tensor([0, -100, 2, -100])
-    assert float(F.nll_loss(lp, t2)) == pytest.approx(-(picked[0] + picked[2]) / 2, rel=1e-6)
-    assert np.isnan(float(F.nll_loss(lp, torch.tensor([-100] * 4))))
+    assert F.nll_loss(lp, t2).item() == pytest.approx(-(picked[0] + picked[2]) / 2, rel=1e-6)
+    assert np.isnan(F.nll_loss(lp, torch.tensor([-100] * 4)).item())
     loss = F.nll_loss(lp, t2, weight=w)
     loss.backward()
     assert x.grad.shape == x.shape and np.isfinite(x.grad.numpy()).all()
@@ -165,7 +165,7 @@ def test_nll_loss_ignored_rows_are_left_out_not_multiplied_by_zero():
 def test_cross_entropy_ignored_nan_row_gives_finite_loss():
     x = torch.tensor([[1.0, 2.0], [float("nan"), 0.1]], requires_grad=True)
     loss = F.cross_entropy(x, torch.tensor([1, -100]))
-    assert float(loss) == pytest.approx(0.31326169)  # PyTorch: tensor(0.3133)
+    assert loss.item() == pytest.approx(0.31326169)  # PyTorch: tensor(0.3133)
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy()[0], [0.26894142, -0.26894142], rtol=1e-6)
 
@@ -267,11 +267,11 @@ def test_mse_loss():
     assert loss.grad_fn.name() == "MseLossBackward0"
     assert names(loss.grad_fn) == ["AccumulateGrad", "AccumulateGrad"]
     d = x.detach().numpy() - y.detach().numpy()
-    assert float(loss) == pytest.approx((d ** 2).mean(), rel=1e-6)
+    assert loss.item() == pytest.approx((d ** 2).mean(), rel=1e-6)
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * d / d.size, rtol=1e-5)
     np.testing.assert_allclose(y.grad.numpy(), -2 * d / d.size, rtol=1e-5)
-    assert float(F.mse_loss(x, y, reduction="sum")) == pytest.approx((d ** 2).sum(), rel=1e-6)
+    assert F.mse_loss(x, y, reduction="sum").item() == pytest.approx((d ** 2).sum(), rel=1e-6)
     assert F.mse_loss(x, y, reduction="none").shape == torch.Size([4, 3])
     assert names(F.mse_loss(x, torch.zeros(4, 3)).grad_fn) == ["AccumulateGrad", None]
 
