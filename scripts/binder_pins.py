@@ -23,6 +23,7 @@ PINNED = [
     "graphviz",
     "matplotlib",
     "scikit-learn",
+    "tqdm",
 ]
 REQ = Path(__file__).resolve().parent.parent / "binder" / "requirements.txt"
 LINE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s#;]+)")

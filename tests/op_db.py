@@ -321,3 +321,16 @@ PROGRAM_ROWS = [r for r in ROWS if r.program is not None]
 
 def BCE(lib):  # noqa: N802
     return lib.nn.functional.binary_cross_entropy_with_logits
+
+
+def _batch_norm(lib, x, w, b):
+    return lib.nn.functional.batch_norm(x, None, None, w, b, training=True) * x
+
+
+ROWS += [
+    Row("batch_norm", _batch_norm, matrices("nm", "m", "m"), rtol=1e-3, atol=1e-4),
+    Row("batch_norm_eval", lambda lib, x, w, b: lib.nn.functional.batch_norm(
+        x, lib.zeros(x.shape[1], dtype=lib.float64), lib.ones(x.shape[1], dtype=lib.float64), w, b, training=False),
+        matrices("nm", "m", "m")),
+]
+BY_NAME = {r.name: r for r in ROWS}

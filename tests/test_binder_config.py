@@ -29,7 +29,7 @@ except ModuleNotFoundError:  # Python 3.10
 REPO = Path(__file__).resolve().parents[1]
 BINDER = REPO / "binder"
 #: What the lessons need beyond the base image, pinned exactly (scripts/binder_pins.py keeps them).
-PINNED = ["numpy", "graphviz", "matplotlib", "scikit-learn"]
+PINNED = ["numpy", "graphviz", "matplotlib", "scikit-learn", "tqdm"]
 #: What Binder's base image (repo2docker's own environment) already provides: never listed.
 BASE_IMAGE = ["jupyterlab", "notebook", "jupyter-server", "ipykernel", "ipywidgets", "jupyterlab-widgets"]
 LAUNCH = "urlpath=lab/tree/lessons/00_start_here.ipynb"

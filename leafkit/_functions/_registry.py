@@ -88,30 +88,40 @@ class OpSpec:
         skip = set(nondiff) | set(not_differentiable)
         self.diff = tuple(i for i, n in enumerate(self.inputs) if n not in skip)  # the node's next_functions
         self.doc = doc
-        # the formulas and the names they read
+        # the formulas and the names they read; a formula may serve several inputs ("input, weight, bias"),
+        # as in derivatives.yaml: it is called once and returns one gradient per input of its group
+        groups = {}
+        for key in formulas:
+            members = [n.strip() for n in key.split(",")]
+            for k, n in enumerate(members):
+                groups[n] = (key, k, members)
         self.formulas = []
         names = []
         for i in self.diff:
-            f = formulas.get(self.inputs[i])
-            if f is None:
+            g = groups.get(self.inputs[i])
+            if g is None:
                 self.formulas.append(None)
                 continue
+            key, k, members = g
+            f = formulas[key]
             fp = list(inspect.signature(f).parameters)
             if fp[:1] != ["F"]:
                 raise TypeError(f"{name}: a derivative formula's first parameter is the namespace F")
             for p in fp[1:]:
-                if p not in ("grad", "grads") and p not in names:
+                if p not in ("grad", "grads", "grad_input_mask") and p not in names:
                     self._kind(p)  # raises for an unknown name
                     names.append(p)
-            self.formulas.append((f, fp[1:]))
-        unknown = set(formulas) - {self.inputs[i] for i in self.diff}
+            member_pos = tuple(self.diff.index(self.inputs.index(n)) for n in members) if len(members) > 1 else None
+            self.formulas.append((f, fp[1:], key if member_pos else None, k, member_pos))
+        unknown = set(groups) - {self.inputs[i] for i in self.diff}
         if unknown:
             raise TypeError(f"{name}: formulas for {sorted(unknown)}, which are not differentiable inputs")
         self.saved_names = tuple(names)
         self.saved_kinds = tuple(self._kind(p) for p in names)
-        # formula arguments as indices into [grad, grads, *saved values]
-        env_index = {"grad": 0, "grads": 1, **{p: 2 + k for k, p in enumerate(names)}}
-        self.formulas = [None if f is None else (f[0], tuple(env_index[p] for p in f[1])) for f in self.formulas]
+        # formula arguments as indices into [grad, grads, *saved values]; -1 is the group's grad_input_mask
+        env_index = {"grad": 0, "grads": 1, "grad_input_mask": -1, **{p: 2 + k for k, p in enumerate(names)}}
+        self.formulas = [None if f is None else (f[0], tuple(env_index[p] for p in f[1]), *f[2:])
+                         for f in self.formulas]
         attrs = {"__slots__": (), "_spec": self, "__module__": "leafkit.autograd", "__doc__": doc}
         if "::" in node:  # a qualified name (torch::autograd::CopyBackwards): the class takes the last part
             attrs["name"] = lambda node_self, _n=node: _n
@@ -170,17 +180,28 @@ class OpNode(Node):
             if v.__class__ is SavedVariable:
                 v = v.unpack(self, as_tensor)
             env.append(v)
+        needs = self.needs_input_grad
         if spec.variadic:
-            fn, ids = spec.formulas[0]
+            fn, ids = spec.formulas[0][:2]
             res = fn(F, *[env[k] for k in ids])
-            return [r if need else None for r, need in zip(res, self.needs_input_grad)]
+            return [r if need else None for r, need in zip(res, needs)]
         out = []
-        for need, f in zip(self.needs_input_grad, spec.formulas):
-            if need and f is not None:
-                fn, ids = f
-                out.append(fn(F, *[env[k] for k in ids]))
-            else:
+        group_results = None
+        for need, f in zip(needs, spec.formulas):
+            if not need or f is None:
                 out.append(None)
+                continue
+            fn, ids, group, k, members = f
+            if group is None:
+                out.append(fn(F, *[env[j] for j in ids]))
+                continue
+            if group_results is None:
+                group_results = {}
+            res = group_results.get(group)
+            if res is None:  # one call for every input of the group
+                mask = tuple(needs[m] for m in members)
+                res = group_results[group] = fn(F, *[env[j] if j >= 0 else mask for j in ids])
+            out.append(res[k])
         return out
 
     def __getattr__(self, item):

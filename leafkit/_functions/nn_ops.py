@@ -23,13 +23,10 @@ recorded with ``create_graph=True``), whose own derivatives are PyTorch's
 ``batchnorm_double_backward`` written with ``F`` ops, so second (and
 higher) derivatives work.
 
-One difference from PyTorch remains, in recorded backward passes only:
-PyTorch computes the gradients of input, weight and bias in one call
-(``derivatives.yaml``'s ``input, weight, bias:`` line), so with
-``create_graph=True`` they share one ``NativeBatchNormBackwardBackward0``
-node.  The registry has one formula per input, so each input that needs a
-gradient calls ``native_batch_norm_backward`` with an ``output_mask``
-selecting its own: one node per such input, the same values.
+As in ``derivatives.yaml``, one formula serves input, weight and bias
+together (``input, weight, bias:``): it is called once with the mask of
+the gradients needed, so a recorded backward pass has one
+``NativeBatchNormBackwardBackward0`` node for all three, as PyTorch's has.
 """
 from __future__ import annotations
 
@@ -121,10 +118,9 @@ def _native_batch_norm_backward(grad_out, input, weight, running_mean, running_v
     return as_array(gi), as_array(gw), as_array(gb)
 
 
-def _first(F, grad, input, weight, running_mean, running_var, result1, result2, training, eps, k):
-    mask = (k == 0, k == 1, k == 2)
+def _first(F, grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask):
     return F.native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training,
-                                        eps, mask)[k]
+                                        eps, grad_input_mask)
 
 
 native_batch_norm_spec = defop(
@@ -132,12 +128,7 @@ native_batch_norm_spec = defop(
     nondiff=("running_mean", "running_var"), outputs=("result0", "result1", "result2"),
     nondiff_outputs=("result1", "result2"),
     doc="Batch normalisation over dim 1 (``torch.batch_norm`` on the CPU); see :mod:`leafkit._functions.nn_ops`.",
-    input=lambda F, grad, input, weight, running_mean, running_var, result1, result2, training, eps: _first(
-        F, grad, input, weight, running_mean, running_var, result1, result2, training, eps, 0),
-    weight=lambda F, grad, input, weight, running_mean, running_var, result1, result2, training, eps: _first(
-        F, grad, input, weight, running_mean, running_var, result1, result2, training, eps, 1),
-    bias=lambda F, grad, input, weight, running_mean, running_var, result1, result2, training, eps: _first(
-        F, grad, input, weight, running_mean, running_var, result1, result2, training, eps, 2))
+    **{"input, weight, bias": _first})
 
 
 # -- second derivative: PyTorch's batchnorm_double_backward, in F ops --------------------------------------------------
@@ -219,20 +210,13 @@ def _double(F, grads, input, weight, grad_out, running_mean, running_var, save_m
                            train, eps)
 
 
-def _dd_grad_out(F, grads, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps):
-    return _double(F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train,
-                   eps).grad_grad_out()
-
-
-def _dd_input(F, grads, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps):
-    return _double(F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train,
-                   eps).grad_input(input)
-
-
-def _dd_weight(F, grads, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps):
-    g = _double(F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train,
-                eps).grad_weight()
-    return F.reshape(g, tuple(weight.shape))
+def _double_backward(F, grads, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                     grad_input_mask):
+    """PyTorch's ``grad_out, input, weight: batchnorm_double_backward(...)``: one call, three gradients."""
+    d = _double(F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train, eps)
+    need_go, need_in, need_w = grad_input_mask
+    return (d.grad_grad_out() if need_go else None, d.grad_input(input) if need_in else None,
+            F.reshape(d.grad_weight(), tuple(weight.shape)) if need_w else None)
 
 
 native_batch_norm_backward_spec = defop(
@@ -240,4 +224,4 @@ native_batch_norm_backward_spec = defop(
     inputs=("grad_out", "input", "weight", "running_mean", "running_var", "save_mean", "save_invstd"),
     nondiff=("running_mean", "running_var"), outputs=("result0", "result1", "result2"),
     doc="The derivative of ``native_batch_norm``: (grad_input, grad_weight, grad_bias).",
-    grad_out=_dd_grad_out, input=_dd_input, weight=_dd_weight)
+    **{"grad_out, input, weight": _double_backward})
