@@ -144,12 +144,19 @@ def next_sentence(manifest: dict, lang: str, entry: Entry) -> str | None:
     return manifest["languages"][lang]["next"].format(number=nxt.number, title=nxt.title[lang], stem=nxt.stem)
 
 
+def quoted_article(manifest: dict, lang: str, entry: Entry) -> str:
+    """The source article's title in the language's quotation marks ("..." or 《...》), or ""."""
+    if not entry.article:
+        return ""
+    return manifest["languages"][lang].get("article", '"{article}"').format(article=entry.article)
+
+
 def lesson_table(manifest: dict, lang: str, prefix: str) -> str:
     """The Markdown table of all lessons, with links relative to ``prefix``."""
     header = manifest["languages"][lang]["table_header"]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for e in manifest["lessons"]:
-        article = f'"{e.article}"' if e.article else ""
+        article = quoted_article(manifest, lang, e)
         rows.append(f"| {e.number} | [`{e.stem}`]({prefix}{e.stem}.ipynb) | {e.teaches[lang]} | {article} |")
     return "\n".join(rows)
 

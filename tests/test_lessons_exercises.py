@@ -80,8 +80,12 @@ def run_lesson(lang: str, entry, replace: dict) -> dict:
     """Exec every code cell of the lesson source; return {exercise number: its check cell's stdout}.
 
     ``replace`` maps an exercise number to the code that replaces its answer cell.
-    An exception in any cell fails the test (a learner would see a traceback).
+    An exception in any cell fails the test (a learner would see a traceback).  The package
+    language a Chinese lesson sets in its first cell (``leafkit.set_language("zh")``) is put back
+    afterwards, so that later tests in this process see the default.
     """
+    import leafkit
+
     try:  # no window: plots go nowhere (never via MPLBACKEND, which nbval's kernels would inherit)
         import matplotlib
 
@@ -92,6 +96,7 @@ def run_lesson(lang: str, entry, replace: dict) -> dict:
     ns: dict = {"__name__": "__lesson__"}
     outs, exercise = {}, 0
     cwd = os.getcwd()
+    language = leafkit.get_language()
     os.chdir(source_path(lang, entry).parent)
     try:
         for cell in nb.cells:
@@ -115,6 +120,7 @@ def run_lesson(lang: str, entry, replace: dict) -> dict:
                 outs[exercise] = buf.getvalue()
     finally:
         os.chdir(cwd)
+        leafkit.set_language(language)
     return outs
 
 

@@ -85,7 +85,8 @@ def test_source_heading_and_article_follow_the_manifest():
         nb = read_source(lang, entry)
         assert nb.cells[0].source.splitlines()[0] == build_lessons.heading(MANIFEST, lang, entry)
         if entry.article:
-            assert f'"{entry.article}"' in nb.cells[0].source, f"{source_path(lang, entry)} must name its article"
+            quoted = build_lessons.quoted_article(MANIFEST, lang, entry)  # "..." in English, 《...》 in Chinese
+            assert quoted in nb.cells[0].source, f"{source_path(lang, entry)} must name its article as {quoted}"
 
 
 @pytest.mark.parametrize("item", LESSONS, ids=lesson_id)
