@@ -59,6 +59,7 @@ NO_GRAD_VIEW_BASE_CHANGED = (
     "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 _warned_scalar = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
+_warned_storage = [False]  # likewise for TypedStorage (torch.storage warns once)
 
 
 class Size(tuple):
@@ -333,8 +334,10 @@ class Tensor:
         return _Storage(self._data)
 
     def storage(self) -> _TypedStorage:
-        """The deprecated typed storage; warns as PyTorch does and points to :meth:`untyped_storage`."""
-        warnings.warn(TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
+        """The deprecated typed storage; warns (once per process) as PyTorch does, pointing to :meth:`untyped_storage`."""
+        if not _warned_storage[0]:
+            _warned_storage[0] = True
+            warnings.warn(TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
         return _TypedStorage(self._data)
 
     @property

@@ -148,10 +148,8 @@ def backward_inputs_message(torch, rec, dev):
 def storage_warning(torch, rec, dev):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x.detach()
-    rec.warns("x.storage()", lambda: x.storage(), key="TypedStorage is deprecated")
     rec.value("storages equal (article 003)", x.storage().data_ptr() == y.storage().data_ptr())
     rec.value("untyped storages equal", x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr())
-    rec.warns("untyped_storage() does not warn", lambda: x.untyped_storage(), key="TypedStorage")
     rec.value("clone has its own storage", x.clone().untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
 
 

@@ -134,9 +134,10 @@ def node_freed(fn) -> bool:
     """
     released = getattr(fn, "_released", None)
     if released is not None:
-        # leafkit flags every node backward ran through; only a node that had
-        # saved values lost anything (PyTorch can rerun a CloneBackward0).
-        return bool(released) and bool(saved_names(fn))
+        # leafkit flags every node backward ran through; only a node that had saved
+        # tensors lost anything (PyTorch can rerun a CloneBackward0, or a SumBackward0
+        # that kept only the input's sizes)
+        return bool(released) and bool(getattr(fn, "_had_saved", False))
     for attr in saved_names(fn, per_instance=False):
         try:
             getattr(fn, attr)

@@ -47,3 +47,25 @@ def test_scalar_conversion_warnings(name, expr):
     runs = {lib: subprocess.run([sys.executable, "-c", SCALARS.format(lib=lib, name=name, expr=expr)],
                                 capture_output=True, text=True, check=True).stdout for lib in ("torch", "leafkit")}
     assert runs["leafkit"] == runs["torch"]
+
+
+STORAGE = """
+import warnings
+import {lib} as torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+seen = []
+for _ in range(2):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        same = x.storage().data_ptr() == x.detach().storage().data_ptr()
+        x.untyped_storage()
+    seen.append((same, [str(w.message)[:38] for w in caught]))
+print(seen)
+"""
+
+
+def test_typed_storage_warns_once_per_process():
+    runs = {lib: subprocess.run([sys.executable, "-c", STORAGE.format(lib=lib)], capture_output=True, text=True,
+                                check=True).stdout for lib in ("torch", "leafkit")}
+    assert runs["leafkit"] == runs["torch"]
+    assert "TypedStorage is deprecated" in runs["leafkit"]
