@@ -158,6 +158,9 @@ def operand(x, fn: str, name: str = "other"):
 def as_operand(x):
     """For operators: a tensor or number as is, ``None`` for anything else (the operator then returns
     NotImplemented)."""
+    cls = x.__class__
+    if cls is float or cls is int or cls is Tensor:
+        return x
     if isinstance(x, Tensor):
         return x
     if is_number(x):

@@ -40,7 +40,8 @@ import inspect
 import numpy as np
 
 from ..autograd.grad_mode import _state
-from ..autograd.graph import RELEASED_MESSAGE, Node, SavedVariable
+from ..autograd import anomaly_mode
+from ..autograd.graph import RELEASED_MESSAGE, Node, SavedVariable, _sequence, nrs
 from .._tensor import Tensor
 
 __all__ = ["defop", "apply", "OpSpec", "OpNode", "SPECS", "public", "PUBLIC"]
@@ -126,7 +127,11 @@ class OpSpec:
         if "::" in node:  # a qualified name (torch::autograd::CopyBackwards): the class takes the last part
             attrs["name"] = lambda node_self, _n=node: _n
             node = node.rsplit("::", 1)[1]
+        fast = _compile_backward(self)
+        if fast is not None:
+            attrs["_backward"] = fast
         self.node_cls = type(node, (OpNode,), attrs)
+        self.node_name = self.node_cls.name(None) if "name" in attrs else node
         self._plans = {}
 
     def positions(self, n_args):
@@ -159,6 +164,45 @@ class OpSpec:
 
     def __repr__(self) -> str:
         return f"<op {self.name}: {self.node_cls.__name__}>"
+
+
+def _compile_backward(spec):
+    """A node ``_backward`` written out for this op (formulas called directly, saved values unpacked once).
+
+    It does what :meth:`OpNode._backward` does, without its loops; ops with grouped formulas or any number
+    of inputs keep the general one.
+    """
+    if spec.variadic or any(f is not None and f[2] is not None for f in spec.formulas):
+        return None
+    n_saved = len(spec.saved_names)
+    lines = ["def _backward(self, grads, F):",
+             "    saved = self._saved",
+             "    if saved is None:",
+             "        if self._released and self._had_saved:",
+             "            raise RuntimeError(RELEASED_MESSAGE)",
+             "        saved = EMPTY",
+             "    rec = F.records",
+             "    grad = grads[0]",
+             "    need = self.needs_input_grad"]
+    for k in range(n_saved):
+        lines.append(f"    s{k} = saved[{k}]")
+        lines.append(f"    if s{k}.__class__ is SV:")
+        lines.append(f"        s{k} = s{k}.unpack(self, rec)")
+    env = {0: "grad", 1: "grads", **{2 + k: f"s{k}" for k in range(n_saved)}}
+    outs = []
+    ns = {"SV": SavedVariable, "RELEASED_MESSAGE": RELEASED_MESSAGE, "EMPTY": (None,) * n_saved}
+    for j, f in enumerate(spec.formulas):
+        if f is None:
+            outs.append("None")
+            continue
+        ns[f"f{j}"] = f[0]
+        args = ", ".join(["F"] + [env[i] for i in f[1]])
+        outs.append(f"(f{j}({args}) if need[{j}] else None)")
+    lines.append(f"    return [{', '.join(outs)}]")
+    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own formula list
+    fn = ns["_backward"]
+    fn.__doc__ = f"The derivative formulas of ``{spec.name}``, run in the namespace ``F``."
+    return fn
 
 
 class OpNode(Node):
@@ -277,6 +321,9 @@ def defop(name, forward, *, node=None, inputs=None, outputs=("result",), nondiff
     spec = OpSpec(name, forward, node or f"{_camel(name)}Backward0", inputs, outputs, nondiff, not_differentiable,
                   view, nondiff_outputs, formulas, doc)
     spec.device_from = spec.params.index(device_from) if device_from else None
+    # the fast path of apply(): one or two leading inputs, one output, no view, no device change
+    spec.simple = (not spec.variadic and spec.n_in in (1, 2) and not spec.view and not spec.multi and
+                   spec.device_from is None)
     SPECS[name] = spec
     from . import _namespace  # the namespaces learn the new op (F.<name>)
     _namespace.add_op(spec)
@@ -353,6 +400,37 @@ def apply(spec, args):
         inference-tensor and "is not differentiable" errors; and whatever
         the forward raises (shapes, dtypes), with PyTorch's messages.
     """
+    if spec.simple:  # the common case, without the general bookkeeping: plain tensors on one device, or numbers
+        a = args[0]
+        if a.__class__ is Tensor and a._base is None:
+            if spec.n_in == 1:
+                need = a._requires_grad
+                out = spec.forward(a._data, *args[1:])
+            else:
+                b = args[1]
+                cb = b.__class__
+                if cb is Tensor:
+                    if b._base is not None or b._device is not a._device:
+                        return _apply(spec, args)
+                    need = a._requires_grad or b._requires_grad
+                    out = spec.forward(a._data, b._data, *args[2:])
+                elif cb is float or cb is int:
+                    need = a._requires_grad
+                    out = spec.forward(a._data, b, *args[2:])
+                else:
+                    return _apply(spec, args)
+            if need and _state.enabled:
+                return _record_simple(spec, args, out, a._device)
+            r = Tensor._make(out, a._device)
+            if need:
+                r._created_in_no_grad = True
+            if _state.inference:
+                r._inference = True
+            return r
+    return _apply(spec, args)
+
+
+def _apply(spec, args):
     fargs, dev, need = _arrays(spec, args)
     out = spec.forward(*fargs)
     if spec.device_from is not None:
@@ -364,48 +442,112 @@ def apply(spec, args):
 
 def _plain(spec, args, out, dev, need):
     make = Tensor._make
-    if spec.multi:
-        res = tuple(make(o, dev) for o in out)
-    else:
-        res = make(out, dev)
-    if need or _state.inference:
-        for r in (res if spec.multi else (res,)):
-            if need:
-                r._created_in_no_grad = True
-    if spec.view:
-        base = args[0]
-        for r in (res if spec.multi else (res,)):
-            r._share_view_of(base, recorded=False)
-    elif _state.inference:
-        for r in (res if spec.multi else (res,)):
+    res = tuple(make(o, dev) for o in out) if spec.multi else (make(out, dev),)
+    for r in res:
+        if need:
+            r._created_in_no_grad = True
+        if spec.view:
+            r._share_view_of(args[0], recorded=False)
+        elif _state.inference:
             r._inference = True
-    return res
+    return res if spec.multi else res[0]
+
+
+_NO_EDGE = (None, 0)
+_NO_META1, _NO_META2 = (None,), (None, None)
+_NRS1 = (nrs((0,)), nrs((1,)))
+_NEEDS = {True: (True,), False: (False,)}
+_NEEDS2 = {(a, b): (a, b) for a in (True, False) for b in (True, False)}
+
+
+def _new_node(spec, dev):
+    cls = spec.node_cls
+    node = cls.__new__(cls)
+    node._seq = next(_sequence)
+    node._saved = None
+    node._device = dev
+    node._had_saved = False
+    node._released = False
+    if anomaly_mode._enabled:
+        anomaly_mode.record_traceback(node)
+    return node
+
+
+def _record_simple(spec, args, out, dev):
+    """:func:`_record` for ``spec.simple`` ops: one output, one or two leading inputs (the first a tensor)."""
+    if spec.not_differentiable or len(spec.diff) != spec.n_in:
+        return _record(spec, args, out, dev)
+    node = _new_node(spec, dev)
+    shape, dtype = out.shape, out.dtype
+    a = args[0]
+    if a._requires_grad:
+        fn = a._grad_fn
+        ea = (fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0)
+        d = a._data
+        ma = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)
+        na = True
+    else:
+        ea, ma, na = _NO_EDGE, None, False
+    if spec.n_in == 1:
+        node._next = (ea[0],)
+        node._nrs = _NRS1[ea[1]] if ea[1] < 2 else nrs((ea[1],))
+        node._in_meta = _NO_META1 if ma is None else (ma,)
+        needs = _NEEDS[na]
+    else:
+        b = args[1]
+        if b.__class__ is Tensor and b._requires_grad:
+            fn = b._grad_fn
+            eb = (fn, b._output_nr) if fn is not None else (b._get_accumulator(), 0)
+            d = b._data
+            mb = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)
+            nb = True
+        else:
+            eb, mb, nb = _NO_EDGE, None, False
+        node._next = (ea[0], eb[0])
+        node._nrs = nrs((ea[1], eb[1]))
+        node._in_meta = _NO_META2 if ma is None and mb is None else (ma, mb)
+        needs = _NEEDS2[na, nb]
+    node.needs_input_grad = needs
+    r = Tensor._make(out, dev, node, 0) if dtype.kind in "fc" else Tensor._make(out, dev)
+    plan = spec._plans.get(needs)
+    if plan is None:
+        plan = spec.plan(needs)
+    if plan:
+        node._saved = _save(spec, node, plan, args, (r,))
+    return r
 
 
 def _record(spec, args, out, dev):
-    cls = spec.node_cls
-    node = cls.__new__(cls)
-    Node.__init__(node)
-    node._device = dev
+    node = _new_node(spec, dev)
+    if spec.multi:
+        out_shape = out_dtype = None
+    else:
+        out_shape, out_dtype = out.shape, out.dtype
     edges = []
     meta = []
     needs = []
     for i in (spec.positions(len(args)) if spec.variadic else spec.diff):
         a = args[i]
-        if isinstance(a, Tensor) and a._requires_grad:
-            edges.append(a._edge())
-            meta.append((a._data.shape, a._data.dtype))
+        cls = a.__class__
+        if (cls is Tensor or (cls is not float and isinstance(a, Tensor))) and a._requires_grad:
+            fn = a._grad_fn
+            edges.append((fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0))
+            d = a._data
+            # what the engine checks a gradient against: nothing when it can only have the output's shape
+            meta.append(None if d.shape == out_shape and d.dtype == out_dtype else (d.shape, d.dtype))
             needs.append(True)
         else:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             meta.append(None)
             needs.append(False)
-    for i in spec.not_differentiable:
-        a = args[i]
-        if isinstance(a, Tensor) and a._requires_grad:
-            raise RuntimeError(f"The function '{spec.name}' is not differentiable with respect to argument "
-                               f"'{spec.inputs[i]}'. This input cannot have requires_grad True.")
-    node.next_functions = tuple(edges)
+    if spec.not_differentiable:
+        for i in spec.not_differentiable:
+            a = args[i]
+            if isinstance(a, Tensor) and a._requires_grad:
+                raise RuntimeError(f"The function '{spec.name}' is not differentiable with respect to argument "
+                                   f"'{spec.inputs[i]}'. This input cannot have requires_grad True.")
+    node._next = tuple(e[0] for e in edges)
+    node._nrs = nrs(tuple(e[1] for e in edges))
     node._in_meta = meta
     needs = tuple(needs)
     node.needs_input_grad = needs
@@ -422,14 +564,16 @@ def _record(spec, args, out, dev):
                 results.append(make(o, dev, node, k))
         node._out_meta = [(o.shape, o.dtype) for o in out]
     else:
-        results = (make(out, dev, node, 0) if out.dtype.kind in "fc" else make(out, dev),)
+        results = (make(out, dev, node, 0) if out_dtype.kind in "fc" else make(out, dev),)
     if spec.view:
         base = args[0]
         for r in results:
             r._share_view_of(base, recorded=True)
             if r._grad_fn is None and base._requires_grad:  # an integer view keeps no history
                 r._requires_grad = False
-    plan = spec.plan(needs)
+    plan = spec._plans.get(needs)
+    if plan is None:
+        plan = spec.plan(needs)
     if plan:
         node._saved = _save(spec, node, plan, args, results)
     return tuple(results) if spec.multi else results[0]
@@ -445,9 +589,7 @@ def _save(spec, node, plan, args, results):
             if isinstance(a, Tensor):
                 if a._inference:
                     a._check_can_be_saved()
-                fn = a._grad_fn
-                saved[k] = SavedVariable(a._data, a._version_counter, a, a._output_nr,
-                                         fn.name() if fn is not None else None, a._device)
+                saved[k] = SavedVariable(a._data, a._version_counter, a, a._output_nr, a._grad_fn, a._device)
             else:
                 saved[k] = a
             had = True
@@ -456,7 +598,7 @@ def _save(spec, node, plan, args, results):
             # an output with this node as history is saved without the tensor (no cycle); one without (indices)
             # is saved as the tensor itself
             saved[k] = SavedVariable(r._data, r._version_counter, r if r._grad_fn is None else None, idx,
-                                     node.name(), r._device)
+                                     spec.node_name, r._device)
             had = True
         elif kind == "attr":
             saved[k] = args[idx] if idx < len(args) else spec.defaults[idx]

@@ -56,10 +56,10 @@ def _float_unary(np_fn, errors=False):
     if errors:
         def forward(self):
             with np.errstate(**_ERR):
-                return as_array(np_fn(to_float(self)))
+                return np_fn(self if self.dtype.kind == "f" else to_float(self))
     else:
         def forward(self):
-            return as_array(np_fn(to_float(self)))
+            return np_fn(self if self.dtype.kind == "f" else to_float(self))
     return forward
 
 
@@ -231,7 +231,7 @@ def clamp_(self, min=None, max=None):
 # -- binary arithmetic -----------------------------------------------------------------------------------------
 def _add(self, other, alpha=1):
     a, b = prep(self, other)
-    return as_array(a + b if alpha == 1 else a + alpha * b)
+    return a + b if alpha == 1 else a + alpha * b
 
 
 def _sub(self, other, alpha=1):
@@ -239,12 +239,12 @@ def _sub(self, other, alpha=1):
     if a.dtype.kind == "b":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
-    return as_array(a - b if alpha == 1 else a - alpha * b)
+    return a - b if alpha == 1 else a - alpha * b
 
 
 def _mul(self, other):
     a, b = prep(self, other)
-    return as_array(a * b)
+    return a * b
 
 
 def _div(self, other):

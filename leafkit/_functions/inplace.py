@@ -155,6 +155,7 @@ def inplace(t, spec, args):
     cs = make_node(CopySlices, [base._edge()] + list(node.next_functions[1:]),
                    [(base._data.shape, base._data.dtype)] + list(node._in_meta[1:]), base._device)
     cs.fn = node
+    cs._had_saved = node._had_saved
     cs.idx = view_index(base._data, t._data)
     cs.geometry = strided_geometry(base._data, t._data)
     old_fn = base._grad_fn
@@ -177,10 +178,8 @@ def _save_self_as_clone(node, t) -> None:
         if sv.__class__ is SavedVariable and spec.saved_kinds[k] == ("input", 0):
             from .copy import clone
             c = clone(t)
-            fn = c._grad_fn
             saved = list(saved)
-            saved[k] = SavedVariable(c._data, c._version_counter, c, c._output_nr,
-                                     fn.name() if fn is not None else None, c._device)
+            saved[k] = SavedVariable(c._data, c._version_counter, c, c._output_nr, c._grad_fn, c._device)
             node._saved = tuple(saved)
             return
 

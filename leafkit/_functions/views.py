@@ -148,10 +148,6 @@ class CopySlices(Node):
         self.fn._release()
         Node._release(self)
 
-    @property
-    def _had_saved(self):
-        return self.fn._had_saved
-
     def _backward(self, grads, F):
         if F.records and self.geometry is not None:
             return self._backward_recorded(grads[0], F)

@@ -96,7 +96,7 @@ def _dependencies(roots):
             stack.append(node)
     while stack:
         node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt in node._next:
             if nxt is not None:
                 if nxt in deps:
                     deps[nxt] += 1
@@ -112,7 +112,7 @@ def _needed(deps, targets):
     topo = [n for n, d in indeg.items() if d == 0]
     i = 0
     while i < len(topo):
-        for nxt, _ in topo[i].next_functions:
+        for nxt in topo[i]._next:
             if nxt is not None:
                 indeg[nxt] -= 1
                 if indeg[nxt] == 0:
@@ -120,7 +120,7 @@ def _needed(deps, targets):
         i += 1
     needed = set()
     for node in reversed(topo):
-        if node in targets or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
+        if node in targets or any(nxt in needed for nxt in node._next if nxt is not None):
             needed.add(node)
     return needed
 
@@ -168,7 +168,7 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
         for node in deps:  # count only the edges between needed nodes
             deps[node] = 0
         for node in deps:
-            for nxt, _ in node.next_functions:
+            for nxt in node._next:
                 if nxt is not None and nxt in deps:
                     deps[nxt] += 1
 
@@ -191,64 +191,90 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
     check_anomaly = anomaly_mode._enabled
     prev_mode = _state.enabled
     _state.enabled = create_graph
+    heappop, heappush = heapq.heappop, heapq.heappush
+    sum_to, cast = F.sum_to, F.cast
     try:
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = heappop(heap)[2]
             grads = buffers.pop(node, None)
             step = BackwardStep(node) if trace else None
-            if grads is not None:
-                if node._tensor_hooks is not None:
-                    for nr, hooks in node._tensor_hooks.items():
-                        if hooks and grads[nr] is not None:
-                            grads[nr] = _run_tensor_hooks(hooks, grads[nr], node._device, step)
-                if node._retain_refs is not None:
-                    for nr, ref in node._retain_refs.items():
-                        if grads[nr] is not None:
-                            _retain(ref, grads[nr], node._device, create_graph, step)
-                if node._pre_hooks is not None:
-                    for fn in list(node._pre_hooks.values()):
-                        r = _call_node_hook(fn, (grads,), node._device, len(grads))
-                        if step is not None:
-                            step.hooks.append("pre-hook")
-                        if r is not None:
-                            grads = r
+            if grads is not None and (node._tensor_hooks is not None or node._retain_refs is not None or
+                                      node._pre_hooks is not None):
+                grads = _before_node(node, grads, create_graph, step)
 
-            if type(node) is AccumulateGrad:
+            if node.__class__ is AccumulateGrad:
                 _accumulate_step(node, grads, targets, capture, captured, create_graph, step)
-            else:
-                if targets is not None and grads is not None and capture and node in targets:
+                if step is not None:
+                    _state.enabled = prev_mode
+                    yield step
+                    _state.enabled = create_graph
+                continue
+
+            run = grads is not None and (grads[0] is not None if len(grads) == 1 else
+                                         any(g is not None for g in grads))
+            if targets is not None:
+                if run and capture and node in targets:
                     for k, nr in targets[node]:
                         captured[k] = grads[nr]
                     if step is not None:
                         step.captured = True
-                if targets is not None and not any(nxt in needed for nxt, _ in node.next_functions
-                                                   if nxt is not None):
-                    pass  # an input of grad()/backward(inputs=): its gradient is taken, its node does not run
-                elif grads is not None and any(g is not None for g in grads):
-                    in_grads = _run_node(node, grads, F, check_anomaly) if check_anomaly else \
-                        node._backward(_fill_missing(node, grads, F), F)
-                    if node._post_hooks is not None:
-                        for fn in list(node._post_hooks.values()):
-                            r = _call_node_hook(fn, (in_grads, grads), node._device, len(in_grads))
-                            if step is not None:
-                                step.hooks.append("post-hook")
-                            if r is not None:
-                                in_grads = r
-                    if not keep_graph:
-                        node._release()
-                    _send(node, in_grads, buffers, deps, heap, needed, F, step)
-                    tie = _push_ready(node, deps, heap, needed, tie)
+                if not any(nxt in needed for nxt in node._next if nxt is not None):
+                    run = None  # an input of grad()/backward(inputs=): its gradient is taken, its node does not run
+            if run:
+                if len(grads) > 1:
+                    grads = _fill_missing(node, grads, F)
+                in_grads = _run_node(node, grads, F) if check_anomaly else node._backward(grads, F)
+                if node._post_hooks is not None:
+                    in_grads = _post_hooks(node, in_grads, grads, step)
+                if step is not None:
+                    step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
+            elif step is not None and run is not None:
+                step.skipped = True
+            if not keep_graph and run is not None:
+                if node._had_saved:
+                    node._saved = None
+                node._released = True
+                if step is not None:
+                    step.freed = node._had_saved and bool(run)
+            if run is None:
+                pass
+            else:
+                # deliver the gradients: summed back to each input's shape and cast to its dtype
+                meta = node._in_meta
+                i = -1
+                for nxt, nr in zip(node._next, node._nrs):
+                    i += 1
+                    if nxt is None or (needed is not None and nxt not in needed):
+                        if step is not None:
+                            step.edges.append((nxt, nr, None))
+                        continue
+                    g = in_grads[i] if run else None
+                    if g is not None:
+                        m = meta[i]
+                        if m is not None:
+                            shape, dtype = m
+                            if g.shape != shape:
+                                g = sum_to(g, shape, node, i)
+                            if g.dtype != dtype:
+                                g = cast(g, dtype)
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            om = nxt._out_meta
+                            if om is None:
+                                buffers[nxt] = [g]
+                            else:
+                                buf = buffers[nxt] = [None] * len(om)
+                                buf[nr] = g
+                        else:
+                            old = buf[nr]
+                            buf[nr] = g if old is None else old + g
                     if step is not None:
-                        step.freed = not keep_graph and node._had_saved
-                        step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
-                else:
-                    if not keep_graph:
-                        node._release()
-                    if step is not None:
-                        step.skipped = True
-                    tie = _push_ready(node, deps, heap, needed, tie)
-                    if step is not None:
-                        step.edges = [(nxt, nr, None) for nxt, nr in node.next_functions]
+                        step.edges.append((nxt, nr, _as_tensor(g, node._device)))
+                    d = deps[nxt] - 1
+                    deps[nxt] = d
+                    if d == 0:
+                        heappush(heap, (-nxt._seq, tie, nxt))
+                        tie += 1
             if step is not None:
                 _state.enabled = prev_mode
                 yield step
@@ -277,32 +303,49 @@ def run_backward(roots, keep_graph: bool, create_graph: bool = False, inputs=Non
     raise AssertionError("an untraced backward pass yielded")  # pragma: no cover
 
 
-def _push_ready(node, deps, heap, needed, tie):
-    """Count down the dependencies of ``node``'s next nodes; push those that became ready."""
-    for nxt, _ in node.next_functions:
-        if nxt is None or (needed is not None and nxt not in needed):
-            continue
-        d = deps[nxt] - 1
-        deps[nxt] = d
-        if d == 0:
-            heapq.heappush(heap, (-nxt._seq, tie, nxt))
-            tie += 1
-    return tie
+def _before_node(node, grads, create_graph, step):
+    """Tensor hooks on the node's outputs, then ``retain_grad()`` copies, then the node's pre-hooks."""
+    if node._tensor_hooks is not None:
+        for nr, hooks in node._tensor_hooks.items():
+            if hooks and grads[nr] is not None:
+                grads[nr] = _run_tensor_hooks(hooks, grads[nr], node._device, step)
+    if node._retain_refs is not None:
+        for nr, ref in node._retain_refs.items():
+            if grads[nr] is not None:
+                _retain(ref, grads[nr], node._device, create_graph, step)
+    if node._pre_hooks is not None:
+        for fn in list(node._pre_hooks.values()):
+            r = _call_node_hook(fn, (grads,), node._device, len(grads))
+            if step is not None:
+                step.hooks.append("pre-hook")
+            if r is not None:
+                grads = r
+    return grads
+
+
+def _post_hooks(node, in_grads, grads, step):
+    for fn in list(node._post_hooks.values()):
+        r = _call_node_hook(fn, (in_grads, grads), node._device, len(in_grads))
+        if step is not None:
+            step.hooks.append("post-hook")
+        if r is not None:
+            in_grads = r
+    return in_grads
 
 
 def _fill_missing(node, grads, F):
     """A node with several outputs gets zeros for the outputs no gradient reached."""
-    if len(grads) > 1 and node._materialize and any(g is None for g in grads):
+    if node._materialize and any(g is None for g in grads):
         meta = node._out_meta
         like = next(g for g in grads if g is not None)
         return [g if g is not None else F.zeros(meta[i][0], meta[i][1], like) for i, g in enumerate(grads)]
     return grads
 
 
-def _run_node(node, grads, F, check_anomaly):
+def _run_node(node, grads, F):
     """Run one node in anomaly mode: show its forward traceback when it fails, and check for NaN."""
     try:
-        in_grads = node._backward(_fill_missing(node, grads, F), F)
+        in_grads = node._backward(grads, F)
         if anomaly_mode._check_nan:
             for i, g in enumerate(in_grads):
                 if g is not None and F.has_nan(g):
@@ -311,32 +354,6 @@ def _run_node(node, grads, F, check_anomaly):
     except Exception:
         anomaly_mode.report_error(node)
         raise
-
-
-def _send(node, in_grads, buffers, deps, heap, needed, F, step):
-    """Deliver ``in_grads`` along ``node``'s edges: summed back to each input's shape, cast to its dtype."""
-    meta = node._in_meta
-    nf = node.next_functions
-    for i, (nxt, nr) in enumerate(nf):
-        if nxt is None or (needed is not None and nxt not in needed):
-            if step is not None:
-                step.edges.append((nxt, nr, None))
-            continue
-        g = in_grads[i]
-        if g is not None:
-            m = meta[i]
-            if m is not None:
-                shape, dtype = m
-                if g.shape != shape:
-                    g = F.sum_to(g, shape, node, i)
-                if g.dtype != dtype:
-                    g = F.cast(g, dtype)
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = [None] * nxt.n_outputs
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
-        if step is not None:
-            step.edges.append((nxt, nr, _as_tensor(g, node._device)))
 
 
 def _accumulate_step(node, grads, targets, capture, captured, create_graph, step):

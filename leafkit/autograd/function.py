@@ -236,9 +236,7 @@ def _save(t, args, results, ctx):
         if r is t:  # an output: saved without the tensor itself (no reference cycle)
             return SavedVariable(t._data, t._version_counter, None, k, ctx.name(), t._device)
     t._check_can_be_saved()
-    fn = t._grad_fn
-    return SavedVariable(t._data, t._version_counter, t, t._output_nr, fn.name() if fn is not None else None,
-                         t._device)
+    return SavedVariable(t._data, t._version_counter, t, t._output_nr, t._grad_fn, t._device)
 
 
 def once_differentiable(fn):

@@ -122,15 +122,17 @@ class SavedVariable:
         self.version = counter[0] if counter is not None else 0
         self.tensor = tensor
         self.output_nr = output_nr
-        self.producer = producer  # name of the node that made the saved tensor (for the error message)
+        self.producer = producer  # the node that made the saved tensor, or its name (for the error message)
         self.device = device
 
     def check(self) -> None:
         if self.counter is not None and self.counter[0] != self.version:
             ttype = api.type_string(self.data.dtype, self.device)
             shape = ", ".join(map(str, self.data.shape))
-            where = f", which is output {self.output_nr} of {_BACKWARD_SUFFIX.sub('', self.producer)}," \
-                if self.producer else ""
+            producer = self.producer if self.producer is None or isinstance(self.producer, str) else \
+                self.producer.name()
+            where = f", which is output {self.output_nr} of {_BACKWARD_SUFFIX.sub('', producer)}," \
+                if producer else ""
             hint = HINT_ANOMALY if anomaly_mode.is_anomaly_enabled() else HINT_PLAIN
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -147,6 +149,14 @@ class SavedVariable:
             return self.tensor
         # a saved output: rebuilt around the node that made it
         return api.wrap(self.data, self.device, node, self.output_nr, self.counter)
+
+
+_NRS = {}
+
+
+def nrs(t):
+    """One shared tuple per sequence of output numbers (most are ``(0,)`` or ``(0, 0)``)."""
+    return _NRS.setdefault(t, t)
 
 
 class Node:
@@ -171,26 +181,39 @@ class Node:
     PyTorch).  The drawings grey such nodes out.
     """
 
-    __slots__ = ("next_functions", "_seq", "_saved", "_in_meta", "needs_input_grad", "__dict__", "__weakref__")
+    # ``next_functions`` is stored split: the nodes in ``_next`` and their output numbers in ``_nrs`` (a tuple of
+    # ints holds no reference, so the garbage collector has one container per node to visit, not one per edge)
+    __slots__ = ("_next", "_nrs", "_seq", "_saved", "_in_meta", "needs_input_grad", "_device", "_had_saved",
+                 "_released", "__dict__", "__weakref__")
 
     _tensor_hooks = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
     _retain_refs = None   # {output_nr: weakref to a tensor that called retain_grad()}
     _pre_hooks = None
     _post_hooks = None
-    _released = False
-    _had_saved = False    # a tensor was saved (set when saving): freeing it makes a second pass fail
     _materialize = True   # missing output gradients are given as zeros
     _out_meta = None      # [(shape, dtype)] per output, for nodes with several outputs
-    _device = None
 
     def __init__(self):
         self._seq = next(_sequence)
-        self.next_functions = ()
+        self._next = ()
+        self._nrs = ()
         self._saved = None
         self._in_meta = ()
         self.needs_input_grad = ()
+        self._device = None
+        self._had_saved = False  # a tensor was saved: freeing it makes a second pass fail
+        self._released = False
         if anomaly_mode._enabled:
             anomaly_mode.record_traceback(self)
+
+    @property
+    def next_functions(self):
+        return tuple(zip(self._next, self._nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges):
+        self._next = tuple(e[0] for e in edges)
+        self._nrs = nrs(tuple(e[1] for e in edges))
 
     # -- identity ---------------------------------------------------------
     def name(self) -> str:

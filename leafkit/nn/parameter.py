@@ -49,17 +49,7 @@ class Parameter(Tensor):
         if requires_grad and data._data.dtype.kind not in "fc":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = object.__new__(cls)
-        p._data = data._data
-        p._device = data._device
-        p._requires_grad = bool(requires_grad)
-        p._grad_fn = None
-        p._output_nr = 0
-        p._grad = None
-        p._version_counter = data._version_counter
-        p._acc_ref = None
-        p._hooks = None
-        p._retains_grad = False
-        p._base = None
+        p._init_from(data, requires_grad)
         return p
 
     def __repr__(self) -> str:
