@@ -1,26 +1,35 @@
-"""Engine benchmark: leafkit beside PyTorch CPU, as ratios from the same run.
+"""Engine benchmark: leafkit beside PyTorch and the peers (MyGrad, HIPS autograd), as ratios from the same run.
 
 W1  forward+backward of a 2,000-op elementwise chain on a 1-element tensor (per-op overhead)
 W2  20 elementwise ops on 1,000,000-element float32 tensors, forward+backward
-W4  backward of chains of 25,000 / 50,000 / 100,000 ops (time must grow linearly)
+W4  forward+backward of chains of 25,000 / 50,000 / 100,000 ops (time must grow linearly)
 
-Targets (issue #2): W1 within 3x of PyTorch, W2 within 1.5x, W4 linear
-(100k time at most 2.3x the 50k time).  Run: ``python bench/engine.py``.
-Each figure is the median of several repeats; PyTorch runs with its default
-thread count and, for reference, with one thread.
+Every library runs the same workload (``bench/peers.py``) in the same process,
+in turn, round after round; each figure is the median over the rounds (5 by
+default) after a warm-up run.  PyTorch runs on one thread, as do the others
+(NumPy's elementwise kernels are single-threaded).  The ratio column divides by
+PyTorch's time.  Targets (issue 10): W1 <= 1.0x, W2 <= 0.5x, W4 <= 1.2x at
+every length and linear growth.  Each library's gradients are checked against
+PyTorch's (or leafkit's) before any timing is reported.
+
+Run: ``python bench/engine.py`` (``--repeat N``, ``--only w1 w2 w4``).
+W3 (the digits MLP) is in ``bench/train.py``.
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import leafkit
+import numpy as np
 
-try:
-    import torch
-except ImportError:  # the table then shows leafkit alone
-    torch = None
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers  # noqa: E402
+
+TARGETS = {"W1": 1.0, "W2": 0.5, "W4": 1.2}
 
 
 def timeit(fn, repeat=5):
@@ -34,92 +43,102 @@ def timeit(fn, repeat=5):
     return statistics.median(times)
 
 
-def w1(lib, n=2000):
-    x = lib.tensor([1.0], requires_grad=True)
-
-    def run():
-        y = x
-        for i in range(n // 4):
-            y = y * 1.0001
-            y = y + 0.5
-            y = y.tanh()
-            y = y - 0.25
-        y.sum().backward()
-    return run
+def _same(a, b):
+    a = a if isinstance(a, tuple) else (a,)
+    b = b if isinstance(b, tuple) else (b,)
+    return all(np.allclose(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), rtol=1e-3, atol=1e-4)
+               for x, y in zip(a, b))
 
 
-def elementwise_chain(a, b):
-    """W2's work: 20 elementwise ops (mul, add, tanh, sub, five times), then backward."""
-    y = a
-    for _ in range(5):
-        y = y * b
-        y = y + a
-        y = y.tanh()
-        y = y - b
-    y.sum().backward()
+def measure(name, builders, repeat):
+    """Time one workload on every library, rounds interleaved; returns {library: seconds} (None: failed)."""
+    runs = {}
+    reference = None
+    for lib, build in builders.items():
+        try:
+            run = build()
+            out = run()
+        except (RecursionError, MemoryError, RuntimeError) as e:  # a peer that cannot run it is reported, not timed
+            print(f"    {name}: {lib} failed ({type(e).__name__}: {str(e)[:60]})", file=sys.stderr)
+            continue
+        if reference is None:
+            reference = out
+        elif not _same(out, reference):
+            raise AssertionError(f"{name}: {lib} computed different gradients")
+        runs[lib] = run
+    times = {lib: [] for lib in runs}
+    for _ in range(repeat):
+        for lib, run in runs.items():
+            times[lib].append(timeit(run, 1))
+    return {lib: statistics.median(ts) for lib, ts in times.items()}
 
 
-def w2(lib, n=1_000_000):
-    if lib is torch:
-        a = torch.randn(n, requires_grad=True)
-        b = torch.randn(n, requires_grad=True)
-    else:
-        lib.manual_seed(0)
-        a = lib.randn(n, requires_grad=True)
-        b = lib.randn(n, requires_grad=True)
-
-    return lambda: elementwise_chain(a, b)
-
-
-def w4(lib, n):
-    x = lib.tensor([1.0], requires_grad=True)
-    y = x
-    for _ in range(n):
-        y = y * 1.0
-    s = y.sum()
-    return lambda: s.backward(retain_graph=True)
+def report(rows, libs):
+    head = f"{'workload':36s}" + "".join(f"{lib:>19s}" for lib in libs) + "   target"
+    print(head)
+    print("-" * len(head))
+    for label, key, t in rows:
+        base = t.get("PyTorch")
+        cells = []
+        for lib in libs:
+            v = t.get(lib)
+            if v is None:
+                cells.append(f"{'n/a':>19s}")
+            elif base:
+                cells.append(f"{v * 1e3:11.2f}ms {v / base:5.2f}x")
+            else:
+                cells.append(f"{v * 1e3:17.2f}ms")
+        target = TARGETS.get(key)
+        verdict = ""
+        if target and base and "leafkit" in t:
+            ratio = t["leafkit"] / base
+            peers_best = min((t[lib] / base for lib in t if lib not in ("leafkit", "PyTorch")), default=None)
+            ok = ratio <= target and (peers_best is None or ratio <= peers_best)
+            verdict = f"<= {target}x, ahead of peers: {'ok' if ok else 'MISS'}"
+        print(f"{label:36s}" + "".join(cells) + "   " + verdict)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5, help="rounds per workload (the median is reported)")
+    ap.add_argument("--only", nargs="*", choices=("w1", "w2", "w4"), default=("w1", "w2", "w4"))
     args = ap.parse_args(argv)
+    libs = peers.backends(torch_threads=1)
+    names = list(libs)
     rows = []
-
-    def row(name, lk_s, th_s, target):
-        ratio = lk_s / th_s if th_s else float("nan")
-        rows.append((name, lk_s, th_s, ratio, target))
-
-    th = lambda f: timeit(f, args.repeat) if torch is not None else None  # noqa: E731
-    row("W1 2,000-op chain, 1 element, fwd+bwd", timeit(w1(leafkit), args.repeat), th(w1(torch)) if torch else None,
-        "<= 3x")
-    row("W2 20 ops on 1e6 float32, fwd+bwd", timeit(w2(leafkit), args.repeat), th(w2(torch)) if torch else None,
-        "<= 1.5x")
-    if torch is not None:
-        nthreads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        row("W2 (PyTorch on 1 thread)", timeit(w2(leafkit), args.repeat), th(w2(torch)), "info")
-        torch.set_num_threads(nthreads)
-    w4_times = {}
-    for n in (25_000, 50_000, 100_000):
-        lk_t = timeit(w4(leafkit, n), 3)
-        th_t = timeit(w4(torch, n), 3) if torch else None
-        w4_times[n] = lk_t
-        row(f"W4 backward of a {n:,}-op chain", lk_t, th_t, "linear")
-
-    print(f"{'workload':44s} {'leafkit':>10s} {'PyTorch':>10s} {'ratio':>7s}  target")
-    for name, a, b, r, target in rows:
-        bs = f"{b * 1e3:8.2f}ms" if b else "       n/a"
-        rs = f"{r:6.2f}x" if b else "    n/a"
-        verdict = ""
-        if b and target.startswith("<="):
-            verdict = "  ok" if r <= float(target[2:].strip().rstrip("x")) else "  MISS"
-        print(f"{name:44s} {a * 1e3:8.2f}ms {bs} {rs}  {target}{verdict}")
-    growth = w4_times[100_000] / w4_times[50_000]
-    print(f"W4 growth: 100k/50k = {growth:.2f} (linear is 2.0; target <= 2.3: {'ok' if growth <= 2.3 else 'MISS'}), "
-          f"50k/25k = {w4_times[50_000] / w4_times[25_000]:.2f}")
-    if torch is not None:
-        print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads; leafkit {leafkit.__version__}")
+    if "w1" in args.only:
+        rows.append(("W1 2,000-op chain, 1 element", "W1",
+                     measure("W1", {k: (lambda b=b: b.w1(2000)) for k, b in libs.items()}, args.repeat)))
+    if "w2" in args.only:
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal(peers.W2_SIZE).astype(np.float32)
+        b = rng.standard_normal(peers.W2_SIZE).astype(np.float32)
+        rows.append(("W2 20 ops on 1e6 float32", "W2",
+                     measure("W2", {k: (lambda lb=lb: lb.w2(a, b)) for k, lb in libs.items()}, args.repeat)))
+    w4 = {}
+    if "w4" in args.only:
+        for n in (25_000, 50_000, 100_000):
+            t = measure(f"W4 {n}", {k: (lambda b=b, n=n: b.w4(n)) for k, b in libs.items()}, max(3, args.repeat - 2))
+            w4[n] = t
+            rows.append((f"W4 {n:,}-op chain", "W4", t))
+            gc.collect()
+    import leafkit
+    print(f"leafkit {leafkit.__version__}; all libraries on one thread; median of {args.repeat} rounds; "
+          f"ratio = time / PyTorch's time")
+    report(rows, names)
+    if w4:
+        for lib in names:
+            if all(lib in w4[n] for n in w4):
+                g1, g2 = w4[50_000][lib] / w4[25_000][lib], w4[100_000][lib] / w4[50_000][lib]
+                print(f"W4 growth {lib:14s} 50k/25k = {g1:.2f}, 100k/50k = {g2:.2f} (linear: 2.0)")
+    versions = []
+    for mod, label in (("torch", "PyTorch"), ("mygrad", "MyGrad"), ("autograd", "HIPS autograd"), ("numpy", "NumPy")):
+        try:
+            m = __import__(mod)
+            versions.append(f"{label} {getattr(m, '__version__', '?')}")
+        except ImportError:
+            pass
+    print("; ".join(versions))
 
 
 if __name__ == "__main__":

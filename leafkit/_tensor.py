@@ -500,13 +500,14 @@ class Tensor:
         return add_hook(hooks, hook)
 
     # what the engine calls ------------------------------------------------------------
-    def _accumulate_grad(self, g, create_graph: bool) -> None:
+    def _accumulate_grad(self, g, create_graph: bool, owned: bool = False) -> None:
         """Add ``g`` into ``.grad`` as PyTorch's AccumulateGrad does.
 
         A plain pass adds arrays in place.  A recorded pass
         (``create_graph=True``) makes ``.grad`` part of the graph: the first
         gradient is copied (``grad_fn=<CopyBackwards>``), later ones added
-        (``AddBackward0``).
+        (``AddBackward0``).  ``owned``: ``g`` is a buffer nobody else holds, taken as the
+        first ``.grad`` without a copy (PyTorch steals such buffers too).
         """
         if isinstance(g, Tensor):
             if self._grad is None:
@@ -518,6 +519,9 @@ class Tensor:
         if self._device.type == "cpu" and not isinstance(g, _ndarray):  # a CPU scalar tensor used on the GPU
             g = _device.to_host(g)
         if self._grad is None:
+            if owned:
+                self._grad = Tensor._make(g, self._device)
+                return
             self._grad = Tensor._make(np.array(g, copy=True) if isinstance(g, (np.generic, _ndarray)) else g.copy(),
                                       self._device)
         else:

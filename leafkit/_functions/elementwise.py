@@ -174,11 +174,33 @@ def _threshold_backward(grad_output, self, threshold):
 defop("threshold_backward", _threshold_backward, inputs=("grad_output", "self"),
       grad_output=lambda F, grad, self, threshold: F.threshold_backward(grad, self, threshold),
       self=lambda F, grad: F.zeros_like(grad))
-defop("tanh_backward", lambda grad_output, output: as_array(grad_output * (1 - output * output)),
+def _tanh_backward(grad_output, output):
+    """``grad_output * (1 - output**2)``, in one temporary."""
+    if not output.ndim or output.dtype != grad_output.dtype or output.shape != grad_output.shape:
+        return as_array(grad_output * (1 - output * output))
+    xp = array_module(output)
+    t = output * output
+    xp.subtract(1, t, out=t)
+    xp.multiply(t, grad_output, out=t)
+    return t
+
+
+def _sigmoid_backward(grad_output, output):
+    """``grad_output * (1 - output) * output``, in one temporary."""
+    if not output.ndim or output.dtype != grad_output.dtype or output.shape != grad_output.shape:
+        return as_array(grad_output * (1 - output) * output)
+    xp = array_module(output)
+    t = 1 - output
+    xp.multiply(t, output, out=t)
+    xp.multiply(t, grad_output, out=t)
+    return t
+
+
+defop("tanh_backward", _tanh_backward,
       inputs=("grad_output", "output"),
       grad_output=lambda F, grad, output: F.tanh_backward(grad, output),
       output=lambda F, grad, output, grad_output: grad * (F.mul_scalar(output, -2) * grad_output))
-defop("sigmoid_backward", lambda grad_output, output: as_array(grad_output * (1 - output) * output),
+defop("sigmoid_backward", _sigmoid_backward,
       inputs=("grad_output", "output"),
       grad_output=lambda F, grad, output: F.sigmoid_backward(grad, output),
       output=lambda F, grad, output, grad_output: grad * grad_output * F.add_scalar(F.mul_scalar(output, -2), 1))

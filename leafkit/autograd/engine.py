@@ -193,6 +193,8 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
     _state.enabled = create_graph
     heappop, heappush = heapq.heappop, heapq.heappush
     sum_to, cast = F.sum_to, F.cast
+    # sums the engine itself allocated: they may be added to in place and handed to .grad without a copy
+    owned = {} if not create_graph and not trace else None
     try:
         while heap:
             node = heappop(heap)[2]
@@ -203,7 +205,8 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
                 grads = _before_node(node, grads, create_graph, step)
 
             if node.__class__ is AccumulateGrad:
-                _accumulate_step(node, grads, targets, capture, captured, create_graph, step)
+                _accumulate_step(node, grads, targets, capture, captured, create_graph, step,
+                                 owned is not None and grads is not None and owned.pop(id(grads[0]), None) is grads[0])
                 if step is not None:
                     _state.enabled = prev_mode
                     yield step
@@ -267,7 +270,16 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
                                 buf[nr] = g
                         else:
                             old = buf[nr]
-                            buf[nr] = g if old is None else old + g
+                            if old is None:
+                                buf[nr] = g
+                            elif owned is not None and owned.get(id(old)) is old and old.shape == g.shape and \
+                                    old.dtype == g.dtype:
+                                old += g
+                            else:
+                                old = buf[nr] = old + g
+                                if owned is not None and getattr(old, "flags", None) is not None and \
+                                        old.flags.writeable and old.base is None:
+                                    owned[id(old)] = old
                     if step is not None:
                         step.edges.append((nxt, nr, _as_tensor(g, node._device)))
                     d = deps[nxt] - 1
@@ -356,8 +368,10 @@ def _run_node(node, grads, F):
         raise
 
 
-def _accumulate_step(node, grads, targets, capture, captured, create_graph, step):
-    """An ``AccumulateGrad`` node: leaf hooks, then ``.grad`` (or the capture of ``autograd.grad``)."""
+def _accumulate_step(node, grads, targets, capture, captured, create_graph, step, owned=False):
+    """An ``AccumulateGrad`` node: leaf hooks, then ``.grad`` (or the capture of ``autograd.grad``).
+
+    ``owned``: the gradient is a sum the engine allocated, which ``.grad`` may take without a copy."""
     if grads is None or grads[0] is None:
         if step is not None:
             step.skipped = True
@@ -368,6 +382,7 @@ def _accumulate_step(node, grads, targets, capture, captured, create_graph, step
         step.grad_outputs = [_as_tensor(g, var._device)]
     if var._hooks:
         g = _run_tensor_hooks(var._hooks, g, var._device, step)
+        owned = False
     if capture:
         for k, _ in targets[node]:
             captured[k] = g
@@ -375,7 +390,7 @@ def _accumulate_step(node, grads, targets, capture, captured, create_graph, step
             step.captured = True
     elif targets is None or node in targets:
         if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
-            var._accumulate_grad(g, create_graph)
+            var._accumulate_grad(g, create_graph, owned)
             if step is not None:
                 step.accumulated = var
         if node._post_hooks is not None:
