@@ -19,7 +19,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from .graph import AccumulateGrad, Node  # noqa: F401
 from .. import _tensor
 
-__all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+__all__ = ["backward", "backward_steps", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "inference_mode", "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "graph", "Node", "AccumulateGrad", "functional"]
 
@@ -144,6 +144,46 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         warnings.warn(REFERENCE_CYCLE_WARNING, UserWarning, stacklevel=_user_stacklevel())
     with np.errstate(all="ignore"):  # inf/nan gradients stay silent, as in PyTorch
         run_backward(_root_edges(outputs, grads), bool(retain_graph), create_graph, edges)
+
+
+def backward_steps(tensors, grad_tensors=None, retain_graph=None, inputs=None):
+    """Run ``backward(tensors, ...)`` one node at a time: a generator of :class:`~leafkit.autograd.engine.BackwardStep`.
+
+    leafkit's own facility (PyTorch has none): the same pass as
+    :func:`backward`, in PyTorch's execution order (the most recently created
+    ready node first, ``AccumulateGrad`` as soon as it is ready), stopping
+    after every node.  Each step says which node ran, the gradient that
+    arrived for each of its outputs, what it sent along each edge (already
+    summed back to the input's shape), the hooks that fired, the
+    ``retain_grad()`` copies taken, the leaf whose ``.grad`` was added to, and
+    whether its saved tensors were freed.  Run to the end, it leaves exactly
+    what ``backward()`` leaves.  Grad mode, NumPy's error state and the
+    caller's code between steps are not affected by the pass.
+
+    Parameters and errors are those of :func:`backward` (without
+    ``create_graph``).
+    """
+    if grad_tensors is not None and not isinstance(grad_tensors, (tuple, list)):
+        grad_tensors = (grad_tensors,)
+    outputs = _as_tuple(tensors)
+    grads = _make_grads(outputs, _as_tuple(grad_tensors), False)
+    edges = None
+    inputs = _as_tuple(inputs)
+    if inputs is not None:
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        edges = _input_edges(inputs, for_backward=True)
+        for t in inputs:
+            if t._grad_fn is not None:
+                t.retain_grad()
+    gen = execute(_root_edges(outputs, grads), bool(retain_graph), False, edges, trace=True)
+    while True:
+        with np.errstate(all="ignore"):
+            try:
+                step = next(gen)
+            except StopIteration:
+                return
+        yield step
 
 
 def _user_stacklevel() -> int:
