@@ -163,6 +163,13 @@ def array_module(x):
     return cupy
 
 
+def data_ptr(arr) -> int:
+    """The address of an array's first element (NumPy or CuPy)."""
+    if isinstance(arr, np.ndarray):
+        return arr.__array_interface__["data"][0]
+    return int(arr.data.ptr)
+
+
 def as_array(x):
     """A NumPy scalar (what NumPy's full reductions and 0-d ufuncs return) as a 0-d array; arrays unchanged.
 

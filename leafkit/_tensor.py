@@ -97,7 +97,7 @@ class _Storage:
         self._root = root
 
     def data_ptr(self) -> int:
-        return _data_ptr(self._root)
+        return _device.data_ptr(self._root)
 
     def nbytes(self) -> int:
         return int(self._root.nbytes)
@@ -117,12 +117,6 @@ class _TypedStorage(_Storage):
 
     def __len__(self) -> int:
         return int(self._root.size)
-
-
-def _data_ptr(arr) -> int:
-    if isinstance(arr, _ndarray):
-        return arr.__array_interface__["data"][0]
-    return int(arr.data.ptr)
 
 
 def _parse_size(size):
@@ -327,7 +321,7 @@ class Tensor:
 
     def data_ptr(self) -> int:
         """Address of the first element (shared by ``detach()`` and views)."""
-        return _data_ptr(self._data)
+        return _device.data_ptr(self._data)
 
     def untyped_storage(self) -> _Storage:
         """The storage under this tensor and its views (``data_ptr()`` compares storages)."""

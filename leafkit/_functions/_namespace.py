@@ -124,9 +124,7 @@ array_ns = ArrayNamespace()
 tensor_ns = TensorNamespace()
 
 
-def add_op(spec) -> None:
-    """Make a registered op callable as ``F.<name>`` in both namespaces."""
-    from ._registry import apply
-
+def add_op(spec, apply) -> None:
+    """Make a registered op callable as ``F.<name>`` in both namespaces (``apply`` records it on tensors)."""
     setattr(array_ns, spec.name, spec.forward)
     setattr(tensor_ns, spec.name, lambda *args, _spec=spec: apply(_spec, args))

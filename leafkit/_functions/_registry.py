@@ -42,7 +42,9 @@ import numpy as np
 from ..autograd.grad_mode import _state
 from ..autograd import anomaly_mode
 from ..autograd.graph import RELEASED_MESSAGE, Node, SavedVariable, _sequence, nrs
+from .._device import to_device_array
 from .._tensor import Tensor
+from . import _namespace
 
 __all__ = ["defop", "apply", "OpSpec", "OpNode", "SPECS", "public", "PUBLIC"]
 
@@ -325,8 +327,7 @@ def defop(name, forward, *, node=None, inputs=None, outputs=("result",), nondiff
     spec.simple = (not spec.variadic and spec.n_in in (1, 2) and not spec.view and not spec.multi and
                    spec.device_from is None)
     SPECS[name] = spec
-    from . import _namespace  # the namespaces learn the new op (F.<name>)
-    _namespace.add_op(spec)
+    _namespace.add_op(spec, apply)  # the namespaces learn the new op (F.<name>)
     return spec
 
 
@@ -381,7 +382,6 @@ def _arrays(spec, args):
             if a._requires_grad:
                 need = True
     if mixed:
-        from .._device import to_device_array
         for i in positions:
             a = args[i]
             if isinstance(a, Tensor) and a._device is not dev:

@@ -17,6 +17,7 @@ from .. import _dtype
 from .._tensor import Size, Tensor
 from ._base import array_module, as_array, check_tensor, dim as _dim
 from ._registry import apply, defop, public
+from .copy import clone
 
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw "
@@ -333,7 +334,6 @@ def reshape(input, *shape):
         return apply(view_spec, (input, shape))
     if viewable(d, shape):
         return apply(reshape_alias_spec, (input, shape))
-    from .copy import clone
     return apply(unsafe_view_spec, (clone(input), shape))
 
 
@@ -430,5 +430,4 @@ def contiguous(self):
     """``self`` when its memory is already C-contiguous, else a contiguous copy (``CloneBackward0``)."""
     if self._data.flags.c_contiguous:
         return self
-    from .copy import clone
     return clone(self)

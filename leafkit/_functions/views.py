@@ -29,12 +29,13 @@ import numpy as np
 
 from ..autograd.graph import Node
 from .._tensor import NO_GRAD_VIEW_BASE_CHANGED, Tensor
+from .._device import data_ptr
 from ._base import array_module
 
 
 def _addresses(arr):
     """Byte address of every element of ``arr`` (C order), as an int64 array of its shape."""
-    start = _ptr(arr)
+    start = data_ptr(arr)
     addr = np.full(arr.shape, start, dtype=np.int64)
     for axis, (n, st) in enumerate(zip(arr.shape, arr.strides)):
         shape = [1] * arr.ndim
@@ -56,7 +57,7 @@ def view_index(base_arr, view_arr):
     """
     item = base_arr.dtype.itemsize
     if base_arr.flags.c_contiguous and view_arr.dtype.itemsize == item:
-        start = _ptr(view_arr) - _ptr(base_arr)
+        start = data_ptr(view_arr) - data_ptr(base_arr)
         if start % item == 0 and all(st % item == 0 for st in view_arr.strides):
             idx = np.full(view_arr.shape, start // item, dtype=np.int64)
             for axis, (n, st) in enumerate(zip(view_arr.shape, view_arr.strides)):
@@ -76,16 +77,12 @@ def view_index(base_arr, view_arr):
     return order[pos]
 
 
-def _ptr(arr) -> int:
-    return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else int(arr.data.ptr)
-
-
 def strided_geometry(base_arr, view_arr):
     """``(sizes, strides, storage_offset)`` of a view inside a C-contiguous base, in elements (None otherwise)."""
     item = base_arr.dtype.itemsize
     if not base_arr.flags.c_contiguous or view_arr.dtype.itemsize != item:
         return None
-    off = _ptr(view_arr) - _ptr(base_arr)
+    off = data_ptr(view_arr) - data_ptr(base_arr)
     if off % item or any(st % item for st in view_arr.strides):
         return None
     return tuple(view_arr.shape), tuple(st // item for st in view_arr.strides), off // item

@@ -6,6 +6,8 @@ from ..autograd.grad_mode import no_grad
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
+from .. import _dtype
+from .._creation import empty, ones, tensor, zeros
 
 __all__ = ["BatchNorm1d"]
 
@@ -82,8 +84,6 @@ class BatchNorm1d(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
-        from .. import _dtype
-        from .._creation import empty, ones, tensor, zeros
 
         self.num_features = num_features
         self.eps = eps

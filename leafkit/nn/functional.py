@@ -32,6 +32,11 @@ from .._functions import loss as _L
 from .._functions._registry import apply
 from .._functions.linalg import addmm, mm
 from .._functions.shape import unsafe_view_spec
+from .._functions._base import broadcast_check, broadcast_shapes, dim as _dim
+from .._creation import _finish, zeros
+from .._random import _rng
+from .. import _dtype
+from .._functions.nn_ops import native_batch_norm_spec
 
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss",
            "linear", "dropout", "batch_norm", "binary_cross_entropy_with_logits"]
@@ -249,7 +254,6 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", UserWarning, stacklevel=2)
-        from .._functions._base import broadcast_check
         broadcast_check(input._data, target._data)
         shape = _broadcast_shape(input.shape, target.shape)
         if input.shape != shape:
@@ -358,10 +362,7 @@ def _dropout_noise(input: Tensor, p: float) -> Tensor:
     """PyTorch's ``empty_like(input).bernoulli_(1 - p).div_(1 - p)``: each element ``1/(1-p)`` with probability
     ``1 - p``, else ``0``; drawn on the host from leafkit's generator (:func:`leafkit.manual_seed`), then moved to
     ``input``'s device.  Tests replace this function to give leafkit and PyTorch the same mask."""
-    import numpy as np
 
-    from .._creation import _finish
-    from .._random import _rng
 
     q = 1.0 - p
     dt = input._data.dtype
@@ -421,11 +422,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 0 or not training or input.numel() == 0:
         return input
     if p == 1:
-        from .._creation import zeros
         noise = zeros((), dtype=input.dtype, device=input.device)
     else:
         if input._data.dtype.kind != "f":
-            from .. import _dtype
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
                                f"{_dtype.word(input._data.dtype)}")
         noise = _dropout_noise(input, p)
@@ -511,9 +510,6 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     On a real CUDA GPU PyTorch runs cuDNN (``CudnnBatchNormBackward0``);
     leafkit's ``cuda`` device builds the CPU graph.
     """
-    from .. import _dtype
-    from .._functions._base import dim as _dim
-    from .._functions.nn_ops import native_batch_norm_spec
 
     _check_tensor("batch_norm", "input", input)
     if training:
@@ -602,8 +598,6 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         respect to argument 'weight'..."); an integer target ("result type
         Float can't be cast to the desired output type Long").
     """
-    from .. import _dtype
-    from .._functions._base import broadcast_check, broadcast_shapes
 
     _check_tensor("binary_cross_entropy_with_logits", "input", input)
     if not isinstance(target, Tensor):

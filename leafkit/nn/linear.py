@@ -11,6 +11,7 @@ from ..autograd.grad_mode import no_grad
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
+from .._creation import empty
 
 __all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity"]
 
@@ -51,7 +52,6 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
-        from .._creation import empty
 
         for name, v in (("out_features", out_features), ("in_features", in_features)):
             if not isinstance(v, int) or isinstance(v, bool):

@@ -14,6 +14,8 @@ from collections import OrderedDict, namedtuple
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from .parameter import Parameter
+from .._functions.copy import parse_to_args
+from .. import _dtype
 
 __all__ = ["Module"]
 
@@ -522,7 +524,6 @@ class Module:
             "Torch not compiled with CUDA enabled" for ``cuda`` when it is
             unavailable (``LEAFKIT_SIMULATE_CUDA=0`` and no GPU).
         """
-        from .._functions.copy import parse_to_args
 
         dtype, dev, _ = parse_to_args(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
@@ -546,17 +547,14 @@ class Module:
 
     def float(self) -> "Module":
         """Cast floating parameters and buffers to float32, in place (see :meth:`to`)."""
-        from .. import _dtype
         return self.to(_dtype.float32)
 
     def double(self) -> "Module":
         """Cast floating parameters and buffers to float64, in place (see :meth:`to`)."""
-        from .. import _dtype
         return self.to(_dtype.float64)
 
     def half(self) -> "Module":
         """Cast floating parameters and buffers to float16, in place (see :meth:`to`)."""
-        from .. import _dtype
         return self.to(_dtype.float16)
 
     # -- printing ---------------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from .._creation import empty
+from .._device import to_host
+from .._tensor import _rebuild
 
 __all__ = ["Parameter"]
 
@@ -42,7 +45,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .._creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):  # PyTorch 2.13 fails on ``data.detach()``
             raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
@@ -67,10 +69,8 @@ class Parameter(Tensor):
         return new
 
     def __reduce_ex__(self, protocol):
-        from .._device import to_host
         return (_rebuild_parameter, (to_host(self._data).copy(), str(self._device), self._requires_grad))
 
 
 def _rebuild_parameter(arr, dev, requires_grad):
-    from .._tensor import _rebuild
     return Parameter(_rebuild(arr, dev, False), requires_grad)

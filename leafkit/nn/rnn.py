@@ -8,6 +8,7 @@ from ..autograd.grad_mode import no_grad
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
+from .._creation import empty, zeros
 
 __all__ = ["RNNCell"]
 
@@ -96,7 +97,6 @@ class RNNCell(Module):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None,
                  dtype=None):
         super().__init__()
-        from .._creation import empty
 
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -129,7 +129,6 @@ class RNNCell(Module):
         if not is_batched:
             input = input.unsqueeze(0)
         if hx is None:
-            from .._creation import zeros
             hx = zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
         elif not is_batched:
             hx = hx.unsqueeze(0)

@@ -5,6 +5,7 @@ import math
 
 from .._device import array_module
 from .optimizer import Optimizer, _bump, _check_number
+from .._creation import tensor, zeros_like
 
 __all__ = ["Adam"]
 
@@ -80,7 +81,6 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _update_group(self, group: dict) -> None:
-        from .._creation import tensor, zeros_like
 
         lr = group["lr"]
         beta1, beta2 = group["betas"]
