@@ -32,7 +32,8 @@ import leafkit  # noqa: E402
 from leafkit.examples import digits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine import elementwise_chain, timeit  # noqa: E402  (the same W2 work and timing as bench/engine.py)
+from engine import timeit  # noqa: E402  (the same timing as bench/engine.py)
+from peers import elementwise_chain  # noqa: E402  (the same W2 work)
 
 try:
     import torch

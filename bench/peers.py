@@ -28,6 +28,17 @@ def _available(module: str) -> bool:
         return False
 
 
+def elementwise_chain(a, b, tanh=lambda t: t.tanh()):
+    """W2's work: 20 elementwise ops (mul, add, tanh, sub, five times), then backward."""
+    y = a
+    for _ in range(5):
+        y = y * b
+        y = y + a
+        y = tanh(y)
+        y = y - b
+    y.sum().backward()
+
+
 # -- tape libraries: leafkit, PyTorch (and MyGrad, nearly the same API) --------------------------------------------------
 class Tape:
     """leafkit or PyTorch: ``tensor(..., requires_grad=True)``, operators, ``.backward()``, ``.grad``."""
@@ -63,16 +74,9 @@ class Tape:
 
     def w2(self, a_np, b_np):
         a, b = self.leaf(a_np), self.leaf(b_np)
-        tanh = self.tanh
 
         def run():
-            y = a
-            for _ in range(5):
-                y = y * b
-                y = y + a
-                y = tanh(y)
-                y = y - b
-            y.sum().backward()
+            elementwise_chain(a, b, self.tanh)
             return self.grad_of(a), self.grad_of(b)
         return run
 
