@@ -523,21 +523,29 @@ def _record(spec, args, out, dev):
         out_shape = out_dtype = None
     else:
         out_shape, out_dtype = out.shape, out.dtype
-    edges = []
+    nodes = []
+    numbers = []
     meta = []
     needs = []
     for i in (spec.positions(len(args)) if spec.variadic else spec.diff):
         a = args[i]
         cls = a.__class__
-        if (cls is Tensor or (cls is not float and isinstance(a, Tensor))) and a._requires_grad:
+        if (cls is Tensor or (cls is not float and cls is not int and isinstance(a, Tensor))) and a._requires_grad:
             fn = a._grad_fn
-            edges.append((fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0))
+            if fn is not None:
+                nodes.append(fn)
+                numbers.append(a._output_nr)
+            else:
+                nodes.append(a._get_accumulator())
+                numbers.append(0)
             d = a._data
             # what the engine checks a gradient against: nothing when it can only have the output's shape
-            meta.append(None if d.shape == out_shape and d.dtype == out_dtype else (d.shape, d.dtype))
+            shape = d.shape
+            meta.append(None if shape == out_shape and d.dtype == out_dtype else (shape, d.dtype))
             needs.append(True)
         else:
-            edges.append(_NO_EDGE)
+            nodes.append(None)
+            numbers.append(0)
             meta.append(None)
             needs.append(False)
     if spec.not_differentiable:
@@ -546,8 +554,8 @@ def _record(spec, args, out, dev):
             if isinstance(a, Tensor) and a._requires_grad:
                 raise RuntimeError(f"The function '{spec.name}' is not differentiable with respect to argument "
                                    f"'{spec.inputs[i]}'. This input cannot have requires_grad True.")
-    node._next = tuple(e[0] for e in edges)
-    node._nrs = nrs(tuple(e[1] for e in edges))
+    node._next = tuple(nodes)
+    node._nrs = nrs(tuple(numbers))
     node._in_meta = meta
     needs = tuple(needs)
     node.needs_input_grad = needs
@@ -582,11 +590,13 @@ def _record(spec, args, out, dev):
 def _save(spec, node, plan, args, results):
     saved = [None] * len(spec.saved_names)
     had = False
+    kinds = spec.saved_kinds
     for k in plan:
-        kind, idx = spec.saved_kinds[k]
+        kind, idx = kinds[k]
         if kind == "input":
             a = args[idx]
-            if isinstance(a, Tensor):
+            cls = a.__class__
+            if cls is Tensor or (cls is not float and cls is not int and isinstance(a, Tensor)):
                 if a._inference:
                     a._check_can_be_saved()
                 saved[k] = SavedVariable(a._data, a._version_counter, a, a._output_nr, a._grad_fn, a._device)
@@ -607,8 +617,14 @@ def _save(spec, node, plan, args, results):
         else:  # a size of an input, saved without the input
             a = args[idx]
             arr = a._data if isinstance(a, Tensor) else np.asarray(a)
-            saved[k] = (arr.shape if kind == "_sym_sizes" else int(arr.size) if kind == "_sym_numel"
-                        else tuple(st // arr.itemsize for st in arr.strides) if kind == "_sym_strides"
-                        else arr.dtype)
+            if kind == "_sym_sizes":
+                saved[k] = arr.shape
+            elif kind == "_sym_strides":
+                it = arr.itemsize
+                saved[k] = tuple([st // it for st in arr.strides])
+            elif kind == "_sym_numel":
+                saved[k] = int(arr.size)
+            else:
+                saved[k] = arr.dtype
     node._had_saved = had
     return tuple(saved)
