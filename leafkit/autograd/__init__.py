@@ -91,6 +91,20 @@ def _input_edges(inputs, for_backward):
     return edges
 
 
+def _backward_inputs(inputs):
+    """The edges of ``backward(inputs=...)``; a non-leaf named there gets its ``.grad``, so it retains grad."""
+    inputs = _as_tuple(inputs)
+    if inputs is None:
+        return None
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    edges = _input_edges(inputs, for_backward=True)
+    for t in inputs:
+        if t._grad_fn is not None:
+            t.retain_grad()
+    return edges
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (``torch.autograd.backward``).
 
@@ -130,15 +144,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _make_grads(outputs, _as_tuple(grad_tensors), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    edges = None
-    inputs = _as_tuple(inputs)
-    if inputs is not None:
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        edges = _input_edges(inputs, for_backward=True)
-        for t in inputs:  # PyTorch: a non-leaf named in inputs= gets its .grad, so it now retains grad
-            if t._grad_fn is not None:
-                t.retain_grad()
+    edges = _backward_inputs(inputs)
     if create_graph and not _warned_cycle[0]:
         _warned_cycle[0] = True
         warnings.warn(REFERENCE_CYCLE_WARNING, UserWarning, stacklevel=_user_stacklevel())
@@ -163,19 +169,9 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, inputs=None):
     Parameters and errors are those of :func:`backward` (without
     ``create_graph``).
     """
-    if grad_tensors is not None and not isinstance(grad_tensors, (tuple, list)):
-        grad_tensors = (grad_tensors,)
     outputs = _as_tuple(tensors)
     grads = _make_grads(outputs, _as_tuple(grad_tensors), False)
-    edges = None
-    inputs = _as_tuple(inputs)
-    if inputs is not None:
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        edges = _input_edges(inputs, for_backward=True)
-        for t in inputs:
-            if t._grad_fn is not None:
-                t.retain_grad()
+    edges = _backward_inputs(inputs)
     gen = execute(_root_edges(outputs, grads), bool(retain_graph), False, edges, trace=True)
     while True:
         with np.errstate(all="ignore"):

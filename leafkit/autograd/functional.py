@@ -71,6 +71,21 @@ def _validate_v(v, other, is_other_tuple):
             raise RuntimeError(f"{prefix}v has invalid size: should be {b.size()} but got {a.size()}.")
 
 
+_V_NONE_INPUT = "the input to the user-provided function is a single Tensor with a single element."
+
+
+def _prepare_v(v, against, is_tuple, create_graph, fn_name, when_none):
+    """The vector ``v`` checked against ``against`` (same count and sizes); ``None`` only for one element."""
+    if v is None:
+        if len(against) != 1 or against[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if {when_none}")
+        return None
+    _, v = _check_tuple(v, "v", fn_name)
+    v = _prepare(v, create_graph, False)
+    _validate_v(v, against, is_tuple)
+    return v
+
+
 _STRICT_MESSAGES = {
     "outputs": ("Output {i} of the user-provided function does not require gradients. The outputs must be computed "
                 "in a differentiable manner from the input when running in strict mode."),
@@ -163,13 +178,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         outputs = func(*inputs)
         is_out_tuple, outputs = _check_tuple(outputs, "outputs of the user-provided function", "vjp")
         _check_requires_grad(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _check_tuple(v, "v", "vjp")
-            v = _prepare(v, create_graph, False)
-            _validate_v(v, outputs, is_out_tuple)
-        elif len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
-                               "with a single element.")
+        v = _prepare_v(v, outputs, is_out_tuple, create_graph, "vjp", "the user-provided function returns a "
+                       "single Tensor with a single element.")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _fill_in_zeros(_grad(outputs, inputs, v, create_graph=create_graph), inputs, strict, create_graph,
                              "back")
@@ -193,13 +203,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_in_tuple, inputs = _check_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph, True)
-        if v is not None:
-            _, v = _check_tuple(v, "v", "jvp")
-            v = _prepare(v, create_graph, False)
-            _validate_v(v, inputs, is_in_tuple)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
-                               "Tensor with a single element.")
+        v = _prepare_v(v, inputs, is_in_tuple, create_graph, "jvp", _V_NONE_INPUT)
         outputs = func(*inputs)
         is_out_tuple, outputs = _check_tuple(outputs, "outputs of the user-provided function", "jvp")
         _check_requires_grad(outputs, "outputs", strict)
@@ -307,13 +311,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 def _second_order(func, inputs, v, create_graph, strict, name):
     is_in_tuple, inputs = _check_tuple(inputs, "inputs", name)
     inputs = _prepare(inputs, create_graph, True)
-    if v is not None:
-        _, v = _check_tuple(v, "v", name)
-        v = _prepare(v, create_graph, False)
-        _validate_v(v, inputs, is_in_tuple)
-    elif len(inputs) != 1 or inputs[0].numel() != 1:
-        raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
-                           "Tensor with a single element.")
+    v = _prepare_v(v, inputs, is_in_tuple, create_graph, name, _V_NONE_INPUT)
     outputs = func(*inputs)
     is_out_tuple, outputs = _check_tuple(outputs, "outputs of the user-provided function", name)
     _check_requires_grad(outputs, "outputs", strict)
