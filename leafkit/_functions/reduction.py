@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import return_types
+from .. import _dtype, return_types
 from .._tensor import Tensor
 from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims
 from ._registry import apply, defop, public
+from .elementwise import maximum, minimum
 
 
 def _unsqueeze_multiple(F, grad, dim, keepdim):
@@ -38,9 +39,8 @@ sum_dim_spec = defop(
 
 def _need_float(a, name):
     if a.dtype.kind != "f":
-        word = {"i": "Long", "b": "Bool", "u": "Byte"}.get(a.dtype.kind, str(a.dtype))
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {word}")
+                           f"complex dtype. Got: {_dtype.word(a.dtype)}")
 
 
 def _acc(a):
@@ -148,7 +148,6 @@ def _extremum(spec_all, spec_dim, result_type, name):
     def fn(input, dim=None, keepdim=False):
         check_tensor(name, "input", input)
         if isinstance(dim, Tensor):
-            from .elementwise import maximum, minimum
             return (maximum if name == "max" else minimum)(input, dim)
         if dim is None:
             return apply(spec_all, (input,))
@@ -277,7 +276,7 @@ def scatter_add(input, dim, index, src):
 def _vector_norm(self, ord, dim, keepdim):
     if self.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{ {'i': 'Long', 'b': 'Bool'}.get(self.dtype.kind, str(self.dtype)) }")
+                           f"{_dtype.word(self.dtype)}")
     xp = array_module(self)
     a = xp.abs(self)
     with np.errstate(all="ignore"):
@@ -321,8 +320,7 @@ def norm(input, p=2, dim=None, keepdim=False, dtype=None):
 # -- softmax / log_softmax -----------------------------------------------------------------------------------------
 def _softmax_dtype(a, name):
     if a.dtype.kind != "f":
-        word = {"i": "Long", "b": "Bool", "u": "Byte"}.get(a.dtype.kind, str(a.dtype))
-        raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{word}'")
+        raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{_dtype.word(a.dtype)}'")
 
 
 def _softmax(self, dim):
