@@ -125,6 +125,147 @@ def _needed(deps, targets):
     return needed
 
 
+class _Pass:
+    """The state of one backward pass: the gradients waiting at each node, how many edges each node still
+    waits for, and the queue of ready nodes (latest created first, as PyTorch orders it)."""
+
+    def __init__(self, roots, keep_graph, create_graph, inputs, capture, trace):
+        self.F = api.tensor_ns if create_graph else api.array_ns
+        self.keep_graph, self.create_graph, self.capture = keep_graph, create_graph, capture
+        self.deps = deps = _dependencies([r[0] for r in roots])
+        self.targets = self.needed = None
+        if inputs is not None:  # only the nodes that lead to an input of grad()/backward(inputs=) take part
+            self.targets = targets = {}
+            for k, (node, nr) in enumerate(inputs):
+                targets.setdefault(node, []).append((k, nr))
+            self.needed = needed = _needed(deps, targets)
+            for node in [n for n in deps if n not in needed]:
+                del deps[node]
+            for node in deps:  # count only the edges between needed nodes
+                deps[node] = 0
+            for node in deps:
+                for nxt in node._next:
+                    if nxt is not None and nxt in deps:
+                        deps[nxt] += 1
+        self.captured = [None] * len(inputs) if capture else None
+        # sums the engine itself allocated: they may be added to in place and handed to .grad without a copy
+        self.owned = {} if not create_graph and not trace else None
+        self.buffers = buffers = {}
+        for node, nr, g in roots:
+            buf = buffers.get(node)
+            if buf is None:
+                buf = buffers[node] = [None] * node.n_outputs
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        self.heap = []
+        self.tie = 0
+        for node, _, _ in roots:
+            if deps.get(node) == 0:
+                deps[node] = -1  # queued
+                self.push(node)
+
+    def push(self, node):
+        heapq.heappush(self.heap, (-node._seq, self.tie, node))
+        self.tie += 1
+
+    def accumulate(self, node, grads, step):
+        """An ``AccumulateGrad`` node: the leaf's ``.grad`` (or the captured gradient of ``autograd.grad``)."""
+        owned = self.owned
+        taken = owned is not None and grads is not None and owned.pop(id(grads[0]), None) is grads[0]
+        _accumulate_step(node, grads, self.targets, self.capture, self.captured, self.create_graph, step, taken)
+
+    def run(self, node, grads, step):
+        """Run the node's derivative formulas; returns its input gradients and whether it ran (None: a node whose
+        gradient is only taken, for ``autograd.grad``)."""
+        run = grads is not None and (grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads))
+        targets = self.targets
+        if targets is not None:
+            if run and self.capture and node in targets:
+                for k, nr in targets[node]:
+                    self.captured[k] = grads[nr]
+                if step is not None:
+                    step.captured = True
+            if not any(nxt in self.needed for nxt in node._next if nxt is not None):
+                return None, None  # an input of grad()/backward(inputs=): its gradient is taken, its node does not run
+        if not run:
+            if step is not None:
+                step.skipped = True
+            return None, False
+        F = self.F
+        if len(grads) > 1:
+            grads = _fill_missing(node, grads, F)
+        in_grads = _run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
+        if node._post_hooks is not None:
+            in_grads = _post_hooks(node, in_grads, grads, step)
+        if step is not None:
+            step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
+        return in_grads, True
+
+    def free(self, node, ran, step):
+        """Without ``retain_graph``, the node's saved tensors go once it ran."""
+        if node._had_saved:
+            node._saved = None
+        node._released = True
+        if step is not None:
+            step.freed = node._had_saved and ran
+
+    def deliver(self, node, in_grads, step):
+        """Send each input gradient along its edge, summed back to the input's shape and cast to its dtype; queue
+        the next nodes that have all their gradients."""
+        buffers, deps, needed, owned = self.buffers, self.deps, self.needed, self.owned
+        meta = node._in_meta
+        i = -1
+        for nxt, nr in zip(node._next, node._nrs):
+            i += 1
+            if nxt is None or (needed is not None and nxt not in needed):
+                if step is not None:
+                    step.edges.append((nxt, nr, None))
+                continue
+            g = in_grads[i] if in_grads is not None else None
+            if g is not None:
+                m = meta[i]
+                if m is not None:
+                    shape, dtype = m
+                    if g.shape != shape:
+                        g = self.F.sum_to(g, shape, node, i)
+                    if g.dtype != dtype:
+                        g = self.F.cast(g, dtype)
+                buf = buffers.get(nxt)
+                if buf is None:
+                    om = nxt._out_meta
+                    if om is None:
+                        buffers[nxt] = [g]
+                    else:
+                        buf = buffers[nxt] = [None] * len(om)
+                        buf[nr] = g
+                else:
+                    old = buf[nr]
+                    if old is None:
+                        buf[nr] = g
+                    elif owned is not None and owned.get(id(old)) is old and old.shape == g.shape and \
+                            old.dtype == g.dtype:
+                        old += g
+                    else:
+                        old = buf[nr] = old + g
+                        if owned is not None and getattr(old, "flags", None) is not None and old.flags.writeable \
+                                and old.base is None:
+                            owned[id(old)] = old
+            if step is not None:
+                step.edges.append((nxt, nr, _as_tensor(g, node._device)))
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            if d == 0:
+                heapq.heappush(self.heap, (-nxt._seq, self.tie, nxt))
+                self.tie += 1
+
+    def result(self, allow_unused):
+        if self.captured is not None and not allow_unused:
+            for k, g in enumerate(self.captured):
+                if g is None:
+                    raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
+                                       "graph. Set allow_unused=True if this is the desired behavior.")
+        return self.captured
+
+
 def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, capture: bool = False,
             allow_unused: bool = False, trace: bool = False):
     """Run backward from ``roots`` = [(node, output_nr, grad), ...]; a generator.
@@ -154,154 +295,33 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
         (As the generator's return value.)  The captured gradients in
         ``capture`` mode, ``None`` for unreached inputs.
     """
-    F = api.tensor_ns if create_graph else api.array_ns
-    deps = _dependencies([r[0] for r in roots])
-    targets = None
-    needed = None
-    if inputs is not None:
-        targets = {}
-        for k, (node, nr) in enumerate(inputs):
-            targets.setdefault(node, []).append((k, nr))
-        needed = _needed(deps, targets)
-        for node in [n for n in deps if n not in needed]:
-            del deps[node]
-        for node in deps:  # count only the edges between needed nodes
-            deps[node] = 0
-        for node in deps:
-            for nxt in node._next:
-                if nxt is not None and nxt in deps:
-                    deps[nxt] += 1
-
-    buffers = {}
-    for node, nr, g in roots:
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * node.n_outputs
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
-
-    captured = [None] * len(inputs) if capture else None
-    heap = []
-    tie = 0
-    for node, _, _ in roots:
-        if deps.get(node) == 0:
-            deps[node] = -1  # pushed
-            heapq.heappush(heap, (-node._seq, tie, node))
-            tie += 1
-
-    check_anomaly = anomaly_mode._enabled
+    p = _Pass(roots, keep_graph, create_graph, inputs, capture, trace)
+    heap, buffers, pop = p.heap, p.buffers, heapq.heappop
     prev_mode = _state.enabled
-    _state.enabled = create_graph
-    heappop, heappush = heapq.heappop, heapq.heappush
-    sum_to, cast = F.sum_to, F.cast
-    # sums the engine itself allocated: they may be added to in place and handed to .grad without a copy
-    owned = {} if not create_graph and not trace else None
+    _state.enabled = create_graph  # formulas run on tensors are recorded only in a recorded pass
     try:
         while heap:
-            node = heappop(heap)[2]
+            node = pop(heap)[2]
             grads = buffers.pop(node, None)
             step = BackwardStep(node) if trace else None
             if grads is not None and (node._tensor_hooks is not None or node._retain_refs is not None or
                                       node._pre_hooks is not None):
                 grads = _before_node(node, grads, create_graph, step)
-
             if node.__class__ is AccumulateGrad:
-                _accumulate_step(node, grads, targets, capture, captured, create_graph, step,
-                                 owned is not None and grads is not None and owned.pop(id(grads[0]), None) is grads[0])
-                if step is not None:
-                    _state.enabled = prev_mode
-                    yield step
-                    _state.enabled = create_graph
-                continue
-
-            run = grads is not None and (grads[0] is not None if len(grads) == 1 else
-                                         any(g is not None for g in grads))
-            if targets is not None:
-                if run and capture and node in targets:
-                    for k, nr in targets[node]:
-                        captured[k] = grads[nr]
-                    if step is not None:
-                        step.captured = True
-                if not any(nxt in needed for nxt in node._next if nxt is not None):
-                    run = None  # an input of grad()/backward(inputs=): its gradient is taken, its node does not run
-            if run:
-                if len(grads) > 1:
-                    grads = _fill_missing(node, grads, F)
-                in_grads = _run_node(node, grads, F) if check_anomaly else node._backward(grads, F)
-                if node._post_hooks is not None:
-                    in_grads = _post_hooks(node, in_grads, grads, step)
-                if step is not None:
-                    step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
-            elif step is not None and run is not None:
-                step.skipped = True
-            if not keep_graph and run is not None:
-                if node._had_saved:
-                    node._saved = None
-                node._released = True
-                if step is not None:
-                    step.freed = node._had_saved and bool(run)
-            if run is None:
-                pass
+                p.accumulate(node, grads, step)
             else:
-                # deliver the gradients: summed back to each input's shape and cast to its dtype
-                meta = node._in_meta
-                i = -1
-                for nxt, nr in zip(node._next, node._nrs):
-                    i += 1
-                    if nxt is None or (needed is not None and nxt not in needed):
-                        if step is not None:
-                            step.edges.append((nxt, nr, None))
-                        continue
-                    g = in_grads[i] if run else None
-                    if g is not None:
-                        m = meta[i]
-                        if m is not None:
-                            shape, dtype = m
-                            if g.shape != shape:
-                                g = sum_to(g, shape, node, i)
-                            if g.dtype != dtype:
-                                g = cast(g, dtype)
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            om = nxt._out_meta
-                            if om is None:
-                                buffers[nxt] = [g]
-                            else:
-                                buf = buffers[nxt] = [None] * len(om)
-                                buf[nr] = g
-                        else:
-                            old = buf[nr]
-                            if old is None:
-                                buf[nr] = g
-                            elif owned is not None and owned.get(id(old)) is old and old.shape == g.shape and \
-                                    old.dtype == g.dtype:
-                                old += g
-                            else:
-                                old = buf[nr] = old + g
-                                if owned is not None and getattr(old, "flags", None) is not None and \
-                                        old.flags.writeable and old.base is None:
-                                    owned[id(old)] = old
-                    if step is not None:
-                        step.edges.append((nxt, nr, _as_tensor(g, node._device)))
-                    d = deps[nxt] - 1
-                    deps[nxt] = d
-                    if d == 0:
-                        heappush(heap, (-nxt._seq, tie, nxt))
-                        tie += 1
+                in_grads, ran = p.run(node, grads, step)
+                if ran is not None:
+                    if not keep_graph:
+                        p.free(node, ran, step)
+                    p.deliver(node, in_grads, step)
             if step is not None:
                 _state.enabled = prev_mode
                 yield step
                 _state.enabled = create_graph
     finally:
         _state.enabled = prev_mode
-
-    if capture:
-        if not allow_unused:
-            for k, g in enumerate(captured):
-                if g is None:
-                    raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
-                                       "graph. Set allow_unused=True if this is the desired behavior.")
-        return captured
-    return None
+    return p.result(allow_unused)
 
 
 def run_backward(roots, keep_graph: bool, create_graph: bool = False, inputs=None, capture: bool = False,
