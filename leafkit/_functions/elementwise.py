@@ -166,9 +166,20 @@ unary("relu", _relu, self=lambda F, grad, result: F.threshold_backward(grad, res
 
 
 # -- the *_backward ops: first derivatives that are themselves differentiable ------------------------------------
+_BITS = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
 def _threshold_backward(grad_output, self, threshold):
-    xp = array_module(grad_output)
-    return as_array(xp.where(self <= threshold, grad_output.dtype.type(0), grad_output))  # nan passes
+    """``0 where self <= threshold, else grad_output``: a NaN in ``self`` passes the gradient, one in
+    ``grad_output`` is zeroed where masked, as in PyTorch."""
+    mask = self <= threshold
+    bits = _BITS.get(grad_output.itemsize) if grad_output.dtype.kind == "f" else None
+    if bits is None or array_module(grad_output) is not np or mask.shape != grad_output.shape:
+        return as_array(array_module(grad_output).where(mask, grad_output.dtype.type(0), grad_output))
+    # NumPy's where() branches per element (slow on a random mask); this ANDs the bits with 0 or ~0 instead
+    out = np.subtract(mask.view(np.int8), 1, dtype=bits)
+    np.bitwise_and(out, grad_output.view(bits), out=out)
+    return out.view(grad_output.dtype)
 
 
 defop("threshold_backward", _threshold_backward, inputs=("grad_output", "self"),
