@@ -177,7 +177,8 @@ def _threshold_backward(grad_output, self, threshold):
     if bits is None or array_module(grad_output) is not np or mask.shape != grad_output.shape:
         return as_array(array_module(grad_output).where(mask, grad_output.dtype.type(0), grad_output))
     # NumPy's where() branches per element (slow on a random mask); this ANDs the bits with 0 or ~0 instead
-    out = np.subtract(mask.view(np.int8), 1, dtype=bits)
+    out = np.empty(mask.shape, bits)
+    np.subtract(mask.view(np.int8), 1, out=out)
     np.bitwise_and(out, grad_output.view(bits), out=out)
     return out.view(grad_output.dtype)
 
