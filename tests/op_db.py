@@ -119,6 +119,7 @@ ROWS = [
     Row("neg", lambda lib, x: -x, same(), program=lambda lib, t: -t),
     Row("exp", lambda lib, x: x.exp(), same(), program=lambda lib, t: (t * 0.3).exp()),
     Row("log", lambda lib, x: x.log(), same(domain="positive"), program=lambda lib, t: (t.abs() + 1).log()),
+    Row("log1p", lambda lib, x: x.log1p(), same(domain="positive"), program=lambda lib, t: t.abs().log1p()),
     Row("sqrt", lambda lib, x: x.sqrt(), same(domain="positive"), program=lambda lib, t: (t.abs() + 1).sqrt()),
     Row("sin", lambda lib, x: x.sin(), same(), program=lambda lib, t: t.sin()),
     Row("cos", lambda lib, x: x.cos(), same(), program=lambda lib, t: t.cos()),

@@ -94,6 +94,13 @@ unary("exp", _float_unary(np.exp, errors=True), self=lambda F, grad, result: gra
       doc="Elementwise e**x (``ExpBackward0``, saves the result). Integer input gives the default float dtype.")
 unary("log", _float_unary(np.log, errors=True), self=lambda F, grad, self: grad / self,
       doc="Elementwise natural log (``LogBackward0``); log of 0 is -inf and of a negative number nan.")
+unary("log1p", _float_unary(np.log1p, errors=True), node="Log1PBackward0",
+      self=lambda F, grad, self: grad / F.add_scalar(self, 1),
+      doc="Elementwise log(1 + x) (``Log1PBackward0``, saves ``self``), accurate for small x where ``log(1 + x)`` "
+          "rounds to 0. Same shape and device as the input; float input keeps its dtype, integer and bool input "
+          "give the default float dtype (the in-place form on them raises RuntimeError, as in PyTorch); a "
+          "non-tensor raises TypeError. log1p(-1) is -inf and below -1 nan. The derivative is PyTorch's "
+          "``log1p_backward``, ``grad / (self + 1)``: recorded, a ``DivBackward0`` over an ``AddBackward1``.")
 unary("sqrt", _float_unary(np.sqrt, errors=True), self=lambda F, grad, result: grad / F.mul_scalar(result, 2),
       doc="Elementwise square root (``SqrtBackward0``); negative input gives nan.")
 unary("sin", _float_unary(np.sin, errors=True), self=lambda F, grad, self: grad * F.cos(self),
