@@ -178,7 +178,7 @@ def _compile_backward(spec):
         return None
     n_saved = len(spec.saved_names)
     lines = ["def _backward(self, grads, F):",
-             "    saved = self._saved",
+             "    saved = self._stash",
              "    if saved is None:",
              "        if self._released and self._had_saved:",
              "            raise RuntimeError(RELEASED_MESSAGE)",
@@ -215,7 +215,7 @@ class OpNode(Node):
 
     def _backward(self, grads, F):
         spec = self._spec
-        saved = self._saved
+        saved = self._stash
         if saved is None:
             if self._released and self._had_saved:
                 raise RuntimeError(RELEASED_MESSAGE)
@@ -257,7 +257,7 @@ class OpNode(Node):
             name = item[7:]
             if name in spec.saved_names:
                 k = spec.saved_names.index(name)
-                saved = self._saved
+                saved = self._stash
                 if saved is None:
                     if self._released and self._had_saved:
                         raise RuntimeError(RELEASED_MESSAGE)
@@ -464,7 +464,7 @@ def _new_node(spec, dev):
     cls = spec.node_cls
     node = cls.__new__(cls)
     node._seq = next(_sequence)
-    node._saved = None
+    node._stash = None
     node._device = dev
     node._had_saved = False
     node._released = False
@@ -513,7 +513,7 @@ def _record_simple(spec, args, out, dev):
     if plan is None:
         plan = spec.plan(needs)
     if plan:
-        node._saved = _save(spec, node, plan, args, (r,))
+        node._stash = _save(spec, node, plan, args, (r,))
     return r
 
 
@@ -583,7 +583,7 @@ def _record(spec, args, out, dev):
     if plan is None:
         plan = spec.plan(needs)
     if plan:
-        node._saved = _save(spec, node, plan, args, results)
+        node._stash = _save(spec, node, plan, args, results)
     return tuple(results) if spec.multi else results[0]
 
 

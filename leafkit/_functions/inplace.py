@@ -170,7 +170,7 @@ def inplace(t, spec, args):
 def _save_self_as_clone(node, t) -> None:
     """An op that saved the tensor it changes keeps a clone of its value before the change, as PyTorch does
     (``self.clone()``, recorded as ``CloneBackward0`` when ``t`` requires grad)."""
-    saved = node._saved
+    saved = node._stash
     if not saved:
         return
     spec = type(node)._spec
@@ -180,13 +180,13 @@ def _save_self_as_clone(node, t) -> None:
             c = clone(t)
             saved = list(saved)
             saved[k] = SavedVariable(c._data, c._version_counter, c, c._output_nr, c._grad_fn, c._device)
-            node._saved = tuple(saved)
+            node._stash = tuple(saved)
             return
 
 
 def _rebind_saved_result(node, res, t) -> None:
     """An op that saved its own result saved ``res``; after the write that storage is ``t``'s, at its new version."""
-    saved = node._saved
+    saved = node._stash
     if not saved:
         return
     for sv in saved:

@@ -203,7 +203,7 @@ class _Pass:
     def free(self, node, ran, step):
         """Without ``retain_graph``, the node's saved tensors go once it ran."""
         if node._had_saved:
-            node._saved = None
+            node._stash = None
         node._released = True
         if step is not None:
             step.freed = node._had_saved and ran

@@ -81,7 +81,7 @@ class BackwardCFunction(Node, FunctionCtx):
             "modified by an inplace operation" when a saved tensor changed.
         """
         self._check_released()
-        saved = self._saved
+        saved = self._stash
         if not saved:
             return ()
         return tuple(s.unpack(self, as_tensor=True) if s is not None else None for s in saved)
@@ -173,8 +173,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         results = _attach_outputs(ctx, args, outs)
         to_save = ctx.__dict__.pop("_to_save", None)
         if to_save is not None:
-            ctx._saved = tuple(_save(t, args, results, ctx) for t in to_save)
-            ctx._had_saved = any(s is not None for s in ctx._saved)
+            ctx._stash = tuple(_save(t, args, results, ctx) for t in to_save)
+            ctx._had_saved = any(s is not None for s in ctx._stash)
         return tuple(results) if isinstance(out, tuple) else results[0]
 
 

@@ -183,7 +183,7 @@ class Node:
 
     # ``next_functions`` is stored split: the nodes in ``_next`` and their output numbers in ``_nrs`` (a tuple of
     # ints holds no reference, so the garbage collector has one container per node to visit, not one per edge)
-    __slots__ = ("_next", "_nrs", "_seq", "_saved", "_in_meta", "needs_input_grad", "_device", "_had_saved",
+    __slots__ = ("_next", "_nrs", "_seq", "_stash", "_in_meta", "needs_input_grad", "_device", "_had_saved",
                  "_released", "__dict__", "__weakref__")
 
     _tensor_hooks = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
@@ -197,7 +197,7 @@ class Node:
         self._seq = next(_sequence)
         self._next = ()
         self._nrs = ()
-        self._saved = None
+        self._stash = None
         self._in_meta = ()
         self.needs_input_grad = ()
         self._device = None
@@ -253,7 +253,7 @@ class Node:
         saved no tensor can run again.
         """
         if self._had_saved:
-            self._saved = None
+            self._stash = None
         self._released = True
 
     # -- hooks ------------------------------------------------------------
