@@ -523,31 +523,28 @@ def _record(spec, args, out, dev):
         out_shape = out_dtype = None
     else:
         out_shape, out_dtype = out.shape, out.dtype
-    nodes = []
-    numbers = []
-    meta = []
-    needs = []
-    for i in (spec.positions(len(args)) if spec.variadic else spec.diff):
-        a = args[i]
+    positions = spec.positions(len(args)) if spec.variadic else spec.diff
+    n = len(positions)
+    nodes = [None] * n
+    numbers = [0] * n
+    meta = [None] * n
+    needs = [False] * n
+    for k in range(n):
+        a = args[positions[k]]
         cls = a.__class__
         if (cls is Tensor or (cls is not float and cls is not int and isinstance(a, Tensor))) and a._requires_grad:
             fn = a._grad_fn
             if fn is not None:
-                nodes.append(fn)
-                numbers.append(a._output_nr)
+                nodes[k] = fn
+                numbers[k] = a._output_nr
             else:
-                nodes.append(a._get_accumulator())
-                numbers.append(0)
+                nodes[k] = a._get_accumulator()
             d = a._data
             # what the engine checks a gradient against: nothing when it can only have the output's shape
             shape = d.shape
-            meta.append(None if shape == out_shape and d.dtype == out_dtype else (shape, d.dtype))
-            needs.append(True)
-        else:
-            nodes.append(None)
-            numbers.append(0)
-            meta.append(None)
-            needs.append(False)
+            if shape != out_shape or d.dtype != out_dtype:
+                meta[k] = (shape, d.dtype)
+            needs[k] = True
     if spec.not_differentiable:
         for i in spec.not_differentiable:
             a = args[i]

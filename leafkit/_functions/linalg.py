@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._base import as_array, check_tensor
+from ._base import as_array, broadcast_check, check_tensor
 from ._registry import apply, defop, public
 
 
@@ -73,7 +73,6 @@ def _addmm(self, mat1, mat2, beta=1, alpha=1):
                            f"{_dtype.word(mat2.dtype)}" if mat1.dtype != mat2.dtype else
                            f"self and mat2 must have the same dtype, but got {_dtype.word(self.dtype)} and "
                            f"{_dtype.word(mat2.dtype)}")
-    from ._base import broadcast_check
     broadcast_check(out, self)
     if alpha != 1:
         out = out * alpha
