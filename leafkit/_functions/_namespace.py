@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import array_module
+from .._dtype import from_numpy_dtype
 from .._tensor import Tensor
 
 __all__ = ["array_ns", "tensor_ns", "add_op"]
@@ -104,7 +105,6 @@ class TensorNamespace:
 
     @staticmethod
     def cast(g, dtype):
-        from .._dtype import from_numpy_dtype
         return g.to(from_numpy_dtype(dtype))
 
     @staticmethod

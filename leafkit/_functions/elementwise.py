@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._base import array_module, as_array, as_operand, check_tensor, is_number, num, operand, prep, promote, to_float
+from ._base import (array_module, as_array, as_operand, broadcast_shapes, check_tensor, is_number, num, operand, prep,
+                    promote, result_type, to_float)
 from ._registry import apply, defop, public
 from .inplace import inplace
 
@@ -462,7 +463,6 @@ def _where(condition, self, other):
         ((self, other) if self.dtype == other.dtype else promote(self, other))
     xp = array_module(condition)
     if hasattr(a, "shape") and hasattr(b, "shape"):
-        from ._base import broadcast_shapes
         broadcast_shapes(condition.shape, a.shape, b.shape)
     return as_array(xp.where(condition, a, b))
 
@@ -769,7 +769,6 @@ def _install_operators():
 
 
 def result_dtype(t, number):
-    from ._base import result_type
     return result_type(t._data, number)
 
 

@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from ._base import array_module, as_array, is_number, num
 from ._registry import apply, defop, public
 from .inplace import check_inplace_allowed, copy_spec, fill_tensor_spec, inplace
+from .shape import alias_spec, select, slice_dim, unsqueeze_spec
 
 
 def _index(self, key):
@@ -105,7 +106,6 @@ def index(t, key, for_setitem=False):
     ``t[key] = value`` (``for_setitem``) whole slices never make a node and a
     key that selects everything gives ``t`` itself, as PyTorch's setitem does.
     """
-    from .shape import alias_spec, select, slice_dim, unsqueeze_spec
 
     key = normalize_key(key)
     items = key if isinstance(key, tuple) else (key,)

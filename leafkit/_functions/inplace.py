@@ -19,11 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._random import normal_array, uniform_array
 from ..autograd.grad_mode import _state
 from ..autograd.graph import SavedVariable
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ._base import array_module, as_array, check_tensor
-from ._registry import apply, defop, public
+from ._registry import _arrays, apply, defop, public
+from .copy import clone
 from .views import CopySlices, Invalid, bump_history, make_node, refresh_view, strided_geometry, view_index
 
 NO_GRAD_VIEW_MESSAGE = (
@@ -125,7 +127,6 @@ def inplace(t, spec, args):
     _check_overlap(t, args[1:])
     record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:]))
     if not record:
-        from ._registry import _arrays
         fargs, _, _ = _arrays(spec, args)
         out = spec.forward(*fargs)
         _write(t, out[0] if isinstance(out, tuple) else out)
@@ -176,7 +177,6 @@ def _save_self_as_clone(node, t) -> None:
     spec = type(node)._spec
     for k, sv in enumerate(saved):
         if sv.__class__ is SavedVariable and spec.saved_kinds[k] == ("input", 0):
-            from .copy import clone
             c = clone(t)
             saved = list(saved)
             saved[k] = SavedVariable(c._data, c._version_counter, c, c._output_nr, c._grad_fn, c._device)
@@ -269,7 +269,6 @@ def copy_(self, src, non_blocking=False):
 @public("uniform_", function=False)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill in place with uniform samples from [a, b) (used by ``nn.Linear``'s initialisation)."""
-    from .._random import uniform_array
     return inplace(self, fill_spec, (self, self._on_device(uniform_array(self.shape, a, b, self._data.dtype,
                                                                          generator))))
 
@@ -277,6 +276,5 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 @public("normal_", function=False)
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill in place with normal samples of the given mean and std."""
-    from .._random import normal_array
     return inplace(self, fill_spec, (self, self._on_device(normal_array(self.shape, mean, std, self._data.dtype,
                                                                         generator))))

@@ -13,6 +13,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ._base import as_array, broadcast_check, check_tensor
 from ._registry import apply, defop, public
+from .shape import squeeze_dim_spec, squeeze_inplace_spec, unsafe_view_spec
 
 
 def _mm(self, mat2):
@@ -226,14 +227,12 @@ def matmul(input, other):
         if t1._data.shape[0] != t2._data.shape[0]:
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied (1x{t1._data.shape[0]} and "
                                f"{t2._data.shape[0]}x{t2._data.shape[1]})")
-        from .shape import squeeze_inplace_spec
         return apply(squeeze_inplace_spec, (mm(t1.unsqueeze(0), t2), 0))
     if d1 == 2 and d2 == 2:
         return mm(t1, t2)
     if d1 == 3 and d2 == 3 and (t1._data.shape[0] == 1) != (t2._data.shape[0] == 1):
         # PyTorch 2.13: a batch of one that requires grad, against a real batch, drops its batch dimension
         # first (so its gradient is not expanded and summed back)
-        from .shape import squeeze_dim_spec
         if t1._data.shape[0] == 1 and t1._requires_grad:
             return matmul(apply(squeeze_dim_spec, (t1, 0)), t2)
         if t2._data.shape[0] == 1 and t2._requires_grad:
@@ -254,7 +253,6 @@ def matmul(input, other):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({folded}x{sizes[-1]} and "
                                + (f"{b._data.shape[0]}x{b._data.shape[1]})" if b._data.ndim == 2
                                   else f"{b._data.shape[0]}x1)"))
-        from .shape import unsafe_view_spec
         if b._data.ndim == 2:
             out = apply(unsafe_view_spec, (mm(a_folded, b), tuple(out_shape)))
             return out.mT.contiguous() if transpose else out
@@ -279,7 +277,6 @@ def matmul(input, other):
         out_shape.append(n)
     if d2 > 1:
         out_shape.append(p)
-    from .shape import unsafe_view_spec
     return apply(unsafe_view_spec, (bmm(e1, e2), tuple(out_shape)))
 
 
