@@ -114,8 +114,10 @@ def load_manifest(path: Path = MANIFEST) -> dict:
                 raise LessonError(f"manifest: lesson {entry.number} has no {field} in {sorted(missing)}")
         lessons.append(entry)
     numbers = [e.number for e in lessons]
-    if numbers != list(range(len(lessons))):
-        raise LessonError(f"manifest: lessons must be numbered 0, 1, 2, ... in order, not {numbers}")
+    # Upwards from 0, each number once.  A gap is allowed (lessons written in parallel land one
+    # by one): each lesson's "Next" link goes to the next lesson listed.
+    if numbers[:1] != [0] or any(b <= a for a, b in zip(numbers, numbers[1:])):
+        raise LessonError(f"manifest: lessons must be numbered upwards from 0 (0, 1, 2, ...), in order, not {numbers}")
     return {"lessons": lessons, "languages": languages}
 
 
@@ -138,9 +140,10 @@ def heading(manifest: dict, lang: str, entry: Entry) -> str:
 def next_sentence(manifest: dict, lang: str, entry: Entry) -> str | None:
     """The text of ``entry``'s ``next`` cell, or None for the last lesson."""
     lessons = manifest["lessons"]
-    if entry.number + 1 >= len(lessons):
+    later = [e for e in lessons if e.number > entry.number]
+    if not later:
         return None
-    nxt = lessons[entry.number + 1]
+    nxt = later[0]
     return manifest["languages"][lang]["next"].format(number=nxt.number, title=nxt.title[lang], stem=nxt.stem)
 
 
