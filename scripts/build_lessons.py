@@ -369,18 +369,22 @@ def execute(nb, cwd: Path, timeout: int = 600) -> None:
 
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+#: The kernel's file for a cell, named in warnings and tracebacks: "/tmp/ipykernel_4242/3141592653.py".
+KERNEL_FILE = re.compile(r"(/[^\s:'\"]*)?/ipykernel_\d+/\d+\.py")
 
 
 def keep_unchanged_outputs(new_nb, old_nb) -> None:
-    """Keep the stored outputs of cells whose new outputs differ only in memory addresses.
+    """Keep the stored outputs of cells whose new outputs differ only in memory addresses or kernel files.
 
-    ``<DivBackward0 object at 0x7f...>`` changes on every run; keeping the old text
-    keeps rebuilds from churning the stored notebooks (nbval masks addresses anyway).
+    ``<DivBackward0 object at 0x7f...>`` changes on every run, and so does the kernel's
+    process id in a warning's ``/tmp/ipykernel_4242/...py:3: UserWarning``; keeping the
+    old text keeps rebuilds from churning the stored notebooks (nbval masks both anyway,
+    lessons/sanitize.cfg).
     """
     old = {c.get("id"): c for c in old_nb.cells if c.cell_type == "code"}
 
     def masked(outputs) -> str:
-        return ADDRESS.sub("0x0", json.dumps(outputs, sort_keys=True))
+        return KERNEL_FILE.sub("<kernel-file>", ADDRESS.sub("0x0", json.dumps(outputs, sort_keys=True)))
 
     for cell in new_nb.cells:
         prev = old.get(cell.id)

@@ -199,3 +199,23 @@ def test_manifest_numbers_go_upwards_gaps_allowed(tmp_path):
     for numbers in ([0, 2, 1], [1, 2, 3], [0, 1, 1]):
         with pytest.raises(build_lessons.LessonError, match="numbered upwards from 0"):
             build_lessons.load_manifest(_manifest_with_numbers(tmp_path, numbers))
+
+
+def test_rebuild_keeps_outputs_that_differ_only_in_addresses_or_kernel_files():
+    """A rebuild does not churn a stored warning whose only change is the kernel's process id."""
+
+    def notebook(text):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("y.backward(create_graph=True)", id="warn")
+        cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=text)]
+        nb.cells.append(cell)
+        return nb
+
+    warning = "{}/ipykernel_{}/2947921728.py:3: UserWarning: Using backward() ... <Node object at {}>\n"
+    old = notebook(warning.format("/tmp", 2284, "0x7f01"))
+    new = notebook(warning.format("/tmp", 14567, "0x7f99"))
+    build_lessons.keep_unchanged_outputs(new, old)
+    assert new.cells[0].outputs == old.cells[0].outputs
+    changed = notebook(warning.format("/tmp", 14567, "0x7f99").replace("UserWarning", "FutureWarning"))
+    build_lessons.keep_unchanged_outputs(changed, old)
+    assert "FutureWarning" in changed.cells[0].outputs[0].text
