@@ -114,8 +114,10 @@ def load_manifest(path: Path = MANIFEST) -> dict:
                 raise LessonError(f"manifest: lesson {entry.number} has no {field} in {sorted(missing)}")
         lessons.append(entry)
     numbers = [e.number for e in lessons]
-    if numbers != list(range(len(lessons))):
-        raise LessonError(f"manifest: lessons must be numbered 0, 1, 2, ... in order, not {numbers}")
+    # Upwards from 0, each number once.  A gap is allowed (lessons written in parallel land one
+    # by one): each lesson's "Next" link goes to the next lesson listed.
+    if numbers[:1] != [0] or any(b <= a for a, b in zip(numbers, numbers[1:])):
+        raise LessonError(f"manifest: lessons must be numbered upwards from 0 (0, 1, 2, ...), in order, not {numbers}")
     return {"lessons": lessons, "languages": languages}
 
 
@@ -138,9 +140,10 @@ def heading(manifest: dict, lang: str, entry: Entry) -> str:
 def next_sentence(manifest: dict, lang: str, entry: Entry) -> str | None:
     """The text of ``entry``'s ``next`` cell, or None for the last lesson."""
     lessons = manifest["lessons"]
-    if entry.number + 1 >= len(lessons):
+    later = [e for e in lessons if e.number > entry.number]
+    if not later:
         return None
-    nxt = lessons[entry.number + 1]
+    nxt = later[0]
     return manifest["languages"][lang]["next"].format(number=nxt.number, title=nxt.title[lang], stem=nxt.stem)
 
 
@@ -366,18 +369,22 @@ def execute(nb, cwd: Path, timeout: int = 600) -> None:
 
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+#: The kernel's file for a cell, named in warnings and tracebacks: "/tmp/ipykernel_4242/3141592653.py".
+KERNEL_FILE = re.compile(r"(/[^\s:'\"]*)?/ipykernel_\d+/\d+\.py")
 
 
 def keep_unchanged_outputs(new_nb, old_nb) -> None:
-    """Keep the stored outputs of cells whose new outputs differ only in memory addresses.
+    """Keep the stored outputs of cells whose new outputs differ only in memory addresses or kernel files.
 
-    ``<DivBackward0 object at 0x7f...>`` changes on every run; keeping the old text
-    keeps rebuilds from churning the stored notebooks (nbval masks addresses anyway).
+    ``<DivBackward0 object at 0x7f...>`` changes on every run, and so does the kernel's
+    process id in a warning's ``/tmp/ipykernel_4242/...py:3: UserWarning``; keeping the
+    old text keeps rebuilds from churning the stored notebooks (nbval masks both anyway,
+    lessons/sanitize.cfg).
     """
     old = {c.get("id"): c for c in old_nb.cells if c.cell_type == "code"}
 
     def masked(outputs) -> str:
-        return ADDRESS.sub("0x0", json.dumps(outputs, sort_keys=True))
+        return KERNEL_FILE.sub("<kernel-file>", ADDRESS.sub("0x0", json.dumps(outputs, sort_keys=True)))
 
     for cell in new_nb.cells:
         prev = old.get(cell.id)

@@ -59,6 +59,20 @@ WRONG = {
         ),
         3: ("weight = torch.randn(2, 2, requires_grad=True).cuda()", "weight = [[0.0, 0.0], [0.0, 0.0]]"),
     },
+    "06_gradients_of_gradients": {
+        1: ("answer_1 = 32.0", "answer_1 = '48'"),
+        2: ("answer_2 = (True, False, True)", "answer_2 = 'False, True, True'"),
+        3: (
+            "critic = torch.nn.Linear(2, 1)\npoints = torch.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)\n"
+            "(grad_points,) = torch.autograd.grad(critic(points).sum(), points)",
+            "grad_points = [[1.0, 2.0], [1.0, 2.0]]",
+        ),
+    },
+    "07_modes_and_frozen_weights": {
+        1: ("answer_1 = (False, False, False)", "answer_1 = 'True, False, False'"),
+        2: ("answer_2 = 3", "answer_2 = '1'"),
+        3: ('answer_3 = {"p", "q", "s"}', "answer_3 = 'ps'"),
+    },
 }
 
 LESSONS = lessons()
@@ -183,6 +197,38 @@ DETACH_ANSWERS = [
 def test_detach_exercise_judges_each_case(answer, verdict):
     entry = next(e for _, e in lessons("en") if e.stem == "03_detach_and_grad_modes")
     out = run_lesson("en", entry, {3: "x = torch.tensor([5.0, 6.0], requires_grad=True)\n" + answer})
+    assert out[3].startswith(verdict), (answer, out[3])
+
+
+#: Lesson 6, exercise 3 (the input gradient of a critic, recorded so that a penalty can train it):
+#: more answers and how the check must start its verdict (English lesson).
+CRITIC = (
+    "critic = torch.nn.Linear(2, 1)\nwith torch.no_grad():\n    critic.weight.copy_(torch.tensor([[1.0, 2.0]]))\n"
+    "    critic.bias.zero_()\npoints = torch.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)\n"
+)
+GRAD_POINTS_ANSWERS = [
+    ("(grad_points,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)", "Right!"),
+    ("grad_points = torch.autograd.grad(critic(points).sum(), points, create_graph=True)[0]", "Right!"),
+    # backward(create_graph=True) works too; the check adds the advice to break the reference cycle
+    ("critic(points).sum().backward(create_graph=True)\ngrad_points = points.grad", "Right! (You used backward"),
+    (
+        "grad_points = torch.autograd.grad(critic(points).sum(), points, create_graph=True)",
+        "Not quite. grad_points is a tuple",
+    ),
+    ("(grad_points,) = torch.autograd.grad(critic(points).sum(), points)", "Not quite. The values are right, but"),
+    (
+        "(grad_points,) = torch.autograd.grad(critic(points).mean(), points, create_graph=True)",
+        "Not quite. For a linear",
+    ),
+    ("grad_points = critic.weight", "Not quite. For a linear"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer,verdict", GRAD_POINTS_ANSWERS)
+def test_grad_points_exercise_judges_each_case(answer, verdict):
+    entry = next(e for _, e in lessons("en") if e.stem == "06_gradients_of_gradients")
+    out = run_lesson("en", entry, {3: CRITIC + answer})
     assert out[3].startswith(verdict), (answer, out[3])
 
 

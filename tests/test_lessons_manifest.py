@@ -174,3 +174,48 @@ def test_jupyterlab_opens_the_pair_as_one_notebook(tmp_path):
     saved = nbformat.read(str(tmp_path / path), as_version=4)
     assert any("There are exactly two" in c.source for c in saved.cells)
     assert jupytext.__version__
+
+
+def _manifest_with_numbers(tmp_path, numbers):
+    """A small manifest with lessons numbered ``numbers`` and the real manifest's languages."""
+    text = build_lessons.MANIFEST.read_text(encoding="utf-8")
+    lessons_ = "".join(
+        f'[[lesson]]\nnumber = {n}\nstem = "{n:02d}_lesson"\ntitle.en = "t{n}"\ntitle.zh = "t{n}"\n'
+        f'article = ""\nteaches.en = "x"\nteaches.zh = "x"\n\n'
+        for n in numbers
+    )
+    path = tmp_path / "manifest.toml"
+    path.write_text(lessons_ + text[text.index("[language.en]") :], encoding="utf-8")
+    return path
+
+
+def test_manifest_numbers_go_upwards_gaps_allowed(tmp_path):
+    """Lessons written in parallel land one by one: 0, 1, 3 is a valid list, and 1's next lesson is 3."""
+    manifest = build_lessons.load_manifest(_manifest_with_numbers(tmp_path, [0, 1, 3]))
+    entries = manifest["lessons"]
+    assert [e.number for e in entries] == [0, 1, 3]
+    assert "Lesson 3:" in build_lessons.next_sentence(manifest, "en", entries[1])
+    assert build_lessons.next_sentence(manifest, "en", entries[2]) is None
+    for numbers in ([0, 2, 1], [1, 2, 3], [0, 1, 1]):
+        with pytest.raises(build_lessons.LessonError, match="numbered upwards from 0"):
+            build_lessons.load_manifest(_manifest_with_numbers(tmp_path, numbers))
+
+
+def test_rebuild_keeps_outputs_that_differ_only_in_addresses_or_kernel_files():
+    """A rebuild does not churn a stored warning whose only change is the kernel's process id."""
+
+    def notebook(text):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("y.backward(create_graph=True)", id="warn")
+        cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=text)]
+        nb.cells.append(cell)
+        return nb
+
+    warning = "{}/ipykernel_{}/2947921728.py:3: UserWarning: Using backward() ... <Node object at {}>\n"
+    old = notebook(warning.format("/tmp", 2284, "0x7f01"))
+    new = notebook(warning.format("/tmp", 14567, "0x7f99"))
+    build_lessons.keep_unchanged_outputs(new, old)
+    assert new.cells[0].outputs == old.cells[0].outputs
+    changed = notebook(warning.format("/tmp", 14567, "0x7f99").replace("UserWarning", "FutureWarning"))
+    build_lessons.keep_unchanged_outputs(changed, old)
+    assert "FutureWarning" in changed.cells[0].outputs[0].text
