@@ -204,6 +204,15 @@ def inference_mode(torch, rec, dev):
         vv = x.view(2)
     rec.error("in-place on a view made in inference mode", lambda: vv.add_(1),
               key="A view was created in inference mode")
+    # PyTorch saves a node's inputs before its forward runs: the inference error comes before a shape error
+    w = torch.ones(2, requires_grad=True)
+    with torch.inference_mode():
+        b3 = torch.ones(3)
+        m3 = torch.ones(3, 4)
+    rec.error("w * b3 (saved, wrong shape)", lambda: w * b3, key="Inference tensors cannot be saved for backward")
+    rec.error("w + b3 (not saved, wrong shape)", lambda: w + b3, key="must match the size")
+    rec.error("matmul(w, m3)", lambda: torch.matmul(w, m3), key="Inference tensors cannot be saved for backward")
+    rec.error("cat([w, m3])", lambda: torch.cat([w, m3]), key="Tensors must have same number of dimensions")
 
 
 # -- anomaly mode ------------------------------------------------------------------------------------------------------

@@ -413,6 +413,8 @@ def apply(spec, args):
                     if b._base is not None or b._device is not a._device:
                         return _apply(spec, args)
                     need = a._requires_grad or b._requires_grad
+                    if need and (a._inference or b._inference) and _state.enabled:
+                        _check_saved_inputs(spec, args)
                     out = spec.forward(a._data, b._data, *args[2:])
                 elif cb is float or cb is int:
                     need = a._requires_grad
@@ -432,12 +434,34 @@ def apply(spec, args):
 
 def _apply(spec, args):
     fargs, dev, need = _arrays(spec, args)
+    if need and _state.enabled:
+        for i in spec.positions(len(args)):
+            a = args[i]
+            if isinstance(a, Tensor) and a._inference:
+                _check_saved_inputs(spec, args)
+                break
     out = spec.forward(*fargs)
     if spec.device_from is not None:
         dev = args[spec.device_from]
     if need and _state.enabled:
         return _record(spec, args, out, dev)
     return _plain(spec, args, out, dev, need)
+
+
+def _check_saved_inputs(spec, args):
+    """PyTorch saves a node's inputs before it runs the forward: an inference tensor that would be saved raises
+    "Inference tensors cannot be saved for backward" before any error of the forward (shapes, dtypes)."""
+    positions = spec.positions(len(args)) if spec.variadic else spec.diff
+    needs = tuple(isinstance(args[i], Tensor) and args[i]._requires_grad for i in positions)
+    if spec.variadic:
+        needs = (any(needs),)
+    kinds = spec.saved_kinds
+    for k in spec.plan(needs):
+        kind, idx = kinds[k]
+        if kind == "input":
+            for i in (spec.positions(len(args)) if idx < 0 else (idx,)):
+                if isinstance(args[i], Tensor):
+                    args[i]._check_can_be_saved()
 
 
 def _plain(spec, args, out, dev, need):

@@ -223,10 +223,7 @@ def matmul(input, other):
         return dot(t1, t2)
     if d1 == 2 and d2 == 1:
         return mv(t1, t2)
-    if d1 == 1 and d2 == 2:
-        if t1._data.shape[0] != t2._data.shape[0]:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied (1x{t1._data.shape[0]} and "
-                               f"{t2._data.shape[0]}x{t2._data.shape[1]})")
+    if d1 == 1 and d2 == 2:  # mm raises "mat1 and mat2 shapes cannot be multiplied (1x2 and 3x4)"
         return apply(squeeze_inplace_spec, (mm(t1.unsqueeze(0), t2), 0))
     if d1 == 2 and d2 == 2:
         return mm(t1, t2)
