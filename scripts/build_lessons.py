@@ -116,8 +116,10 @@ def load_manifest(path: Path = MANIFEST) -> dict:
                 raise LessonError(f"manifest: lesson {entry.number} has no {field} in {sorted(missing)}")
         lessons.append(entry)
     numbers = [e.number for e in lessons]
-    if numbers != list(range(len(lessons))):
-        raise LessonError(f"manifest: lessons must be numbered 0, 1, 2, ... in order, not {numbers}")
+    # In order from 0. A gap is allowed (the "Next" link skips it): lessons written on
+    # separate branches each add their own entries, and the list is whole once they are merged.
+    if not numbers or numbers[0] != 0 or any(b <= a for a, b in zip(numbers, numbers[1:])):
+        raise LessonError(f"manifest: lessons must be numbered 0, 1, 2, ... in increasing order, not {numbers}")
     return {"lessons": lessons, "languages": languages}
 
 
@@ -140,9 +142,10 @@ def heading(manifest: dict, lang: str, entry: Entry) -> str:
 def next_sentence(manifest: dict, lang: str, entry: Entry) -> str | None:
     """The text of ``entry``'s ``next`` cell, or None for the last lesson."""
     lessons = manifest["lessons"]
-    if entry.number + 1 >= len(lessons):
+    later = [e for e in lessons if e.number > entry.number]
+    if not later:
         return None
-    nxt = lessons[entry.number + 1]
+    nxt = later[0]
     return manifest["languages"][lang]["next"].format(number=nxt.number, title=nxt.title[lang], stem=nxt.stem)
 
 
@@ -485,6 +488,7 @@ def build_one(manifest: dict, lang: str, entry: Entry, run: bool, force: bool) -
             keep_unchanged_outputs(nb, old)
     elif old is not None:
         keep_outputs(nb, old)
+        nb.metadata["language_info"] = old.metadata.get("language_info", nb.metadata["language_info"])
     strip(nb, manifest["languages"][lang]["explorer_placeholder"])
     nbformat.validate(nb)
     nbformat.write(nb, str(ipynb))
