@@ -174,3 +174,26 @@ def test_jupyterlab_opens_the_pair_as_one_notebook(tmp_path):
     saved = nbformat.read(str(tmp_path / path), as_version=4)
     assert any("There are exactly two" in c.source for c in saved.cells)
     assert jupytext.__version__
+
+
+def test_numbers_increase_and_next_skips_a_gap(tmp_path):
+    """Lessons written on separate branches may leave a gap in the numbers until they are merged;
+    the "Next" link goes to the next lesson listed. Numbers out of order are refused."""
+    text = (ROOT / "lessons" / "manifest.toml").read_text(encoding="utf-8")
+    manifest = build_lessons.load_manifest()
+    numbers = [e.number for e in manifest["lessons"]]
+    assert numbers[0] == 0 and numbers == sorted(set(numbers))
+    with_gap = {**manifest, "lessons": [e for e in manifest["lessons"] if e.number != 1]}
+    second = with_gap["lessons"][1]
+    assert build_lessons.next_sentence(with_gap, "en", with_gap["lessons"][0]) == MANIFEST["languages"]["en"][
+        "next"
+    ].format(number=second.number, title=second.title["en"], stem=second.stem)
+    assert build_lessons.next_sentence(with_gap, "en", with_gap["lessons"][-1]) is None
+    languages = text[text.index("[language.en]") :]
+    lesson = '[[lesson]]\nnumber = {0}\nstem = "{0:02d}_x"\n' + "".join(
+        f'{field}.{lang} = "x"\n' for field in ("title", "teaches") for lang in ("en", "zh")
+    )
+    swapped = tmp_path / "manifest.toml"
+    swapped.write_text("".join(lesson.format(n) for n in (0, 2, 1)) + languages, encoding="utf-8")
+    with pytest.raises(build_lessons.LessonError, match="increasing order"):
+        build_lessons.load_manifest(swapped)
