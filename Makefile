@@ -40,7 +40,8 @@ NBVAL_ARGS   := $(if $(LESSONS),--nbval --nbval-current-env $(if $(SANITIZE),--n
 # `make lint LINT_PATHS=.` covers everything (after `ruff check --fix . && ruff format .`).
 LINT_PATHS   ?= lessons scripts/build_lessons.py scripts/binder_pins.py tests/lesson_sources.py \
                 tests/test_lessons_exercises.py tests/test_lessons_parity.py tests/test_lessons_manifest.py \
-                tests/test_lessons_zh.py tests/test_binder_config.py tests/browser/test_lessons_browser.py
+                tests/test_lessons_zh.py tests/test_lessons_build.py tests/test_binder_config.py \
+                tests/browser/test_lessons_browser.py
 
 # jupyter-server refuses to start as root unless told so.  `make lab` serves the
 # whole repository (root_dir) and opens the first lesson; the printed URL

@@ -27,8 +27,10 @@ What this script does, per lesson:
 3. writes the learner's notebook: the source without its ``solution`` cells;
 4. executes it with nbclient (working directory: the notebook's folder) and stores the
    outputs.  Widget state is never stored: an explorer cell stores a one-line text
-   ("Run this cell to open LeafExplorer.") that any fresh kernel can show.  Outputs
-   are never edited by hand;
+   ("Run this cell to open LeafExplorer.") that any fresh kernel can show, and a tqdm
+   progress bar (a widget in Jupyter) stores the text of its last frame
+   ("training: 100%|██████████| 230/230 [00:03<00:00, 70.1batch/s, ...]"), read from the
+   widget state the run left.  Outputs are never edited by hand;
 5. touches the source, so that jupytext sees it as at least as new as the notebook.
 
 Cell tags (written as text in the source, ``:tags: [parity]``)
@@ -322,15 +324,65 @@ def explorer_name(source: str) -> str:
     return calls[-1] if calls else "the explorer"
 
 
+#: A tqdm progress bar as text (``tqdm.format_meter`` with a known total), e.g.
+#: "training:   0%|          | 0/230 [00:00<?, ?batch/s]" (the first frame, the text/plain a
+#: kernel sends with the bar's widget) or "training: 100%|██████████| 230/230 [00:03<00:00,
+#: 70.10batch/s, loss 0.1]" (the last).  lessons/sanitize.cfg has the same pattern.
+TQDM_FRAME = re.compile(r"^(.*?)\s*\d+%\|[^|\n]*\|\s*\S+/(\S+) \[[^\n]*\]$")
+#: The parts of a tqdm frame that change from run to run: "[00:03<00:00, 70.10batch/s".
+TQDM_TIMING = re.compile(r"\[(?:\d+:)?\d+:\d+<(?:(?:\d+:)?\d+:\d+|\?), [^,\]]*")
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def widget_states(nb) -> dict:
+    """The widget models a run left in ``nb.metadata.widgets`` (nbclient stores them): {model id: state}."""
+    stored = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    return {model_id: model.get("state", {}) for model_id, model in stored.items()}
+
+
+def tqdm_last_frame(view: dict, states: dict) -> str | None:
+    """The text of a tqdm notebook bar's last frame, rebuilt from its widget models, or None.
+
+    ``view`` is a display_data's data: its widget view names the bar's ``HBox``, whose children
+    are tqdm's left text (``HTML``: "training: 100%"), bar (``FloatProgress``: value, max) and
+    right text (``HTML``: " 230/230 [00:03<00:00, 70.1batch/s, ...]"), HTML-escaped with
+    U+2007 for spaces (tqdm.notebook).  The result is the frame tqdm draws in a terminal.
+    None when ``view``'s text/plain is not a tqdm frame or the models are gone (a bar closed
+    with ``leave=False`` closes its widgets).
+    """
+    import html
+
+    if not TQDM_FRAME.match(view.get("text/plain", "")):
+        return None
+    box = states.get(view.get(WIDGET_VIEW, {}).get("model_id"), {})
+    children = [states.get(str(c).removeprefix("IPY_MODEL_")) for c in box.get("children", [])]
+    if len(children) != 3 or any(c is None for c in children):
+        return None
+    left, bar, right = children
+    if bar.get("_model_name") != "FloatProgressModel" or not bar.get("max"):
+        return None
+    from tqdm.std import Bar
+
+    def text(state):
+        return html.unescape(state.get("value", "")).replace("\u2007", " ")
+
+    frac = min(max(float(bar.get("value") or 0) / float(bar["max"]), 0.0), 1.0)
+    return f"{text(left)}|{format(Bar(frac, 10, charset=Bar.UTF), '')}|{text(right)}"
+
+
 def strip(nb, placeholder: str) -> None:
     """Remove what must not be stored (widget state, timing metadata) and join split streams.
 
     A widget view without its state shows "Error displaying widget: model not found"
     in a fresh JupyterLab, so an explorer's view is stored as ``placeholder`` text instead.
+    A tqdm bar's view is stored as the text of its last frame (:func:`tqdm_last_frame`), so
+    that a learner who opens the notebook sees how training ended; a fresh run's text/plain
+    is the first frame, and lessons/sanitize.cfg turns both into the same text for nbval.
     A kernel may send one ``print`` as several stream messages; consecutive messages of
     the same stream are joined into one output, as nbval does before comparing, so that
     rebuilding does not churn the stored notebooks.
     """
+    states = widget_states(nb)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
@@ -339,8 +391,13 @@ def strip(nb, placeholder: str) -> None:
         joined = []
         for out in cell.get("outputs", []):
             out.get("metadata", {}).pop("execution", None)
-            if WIDGET_VIEW in out.get("data", {}):
-                text = placeholder.format(name=explorer_name(cell.source))
+            data = out.get("data", {})
+            if WIDGET_VIEW in data:
+                text = tqdm_last_frame(data, states)
+                if text is None and TQDM_FRAME.match(data.get("text/plain", "")):
+                    text = data["text/plain"]  # a bar whose widgets are gone: the frame the kernel sent
+                if text is None:
+                    text = placeholder.format(name=explorer_name(cell.source))
                 out = nbformat.v4.new_output("display_data", data={"text/plain": text})
             prev = joined[-1] if joined else None
             if (
@@ -374,17 +431,20 @@ KERNEL_FILE = re.compile(r"(/[^\s:'\"]*)?/ipykernel_\d+/\d+\.py")
 
 
 def keep_unchanged_outputs(new_nb, old_nb) -> None:
-    """Keep the stored outputs of cells whose new outputs differ only in memory addresses or kernel files.
+    """Keep the stored outputs of cells whose new outputs differ only in memory addresses, kernel files or
+    timings.
 
-    ``<DivBackward0 object at 0x7f...>`` changes on every run, and so does the kernel's
-    process id in a warning's ``/tmp/ipykernel_4242/...py:3: UserWarning``; keeping the
-    old text keeps rebuilds from churning the stored notebooks (nbval masks both anyway,
-    lessons/sanitize.cfg).
+    ``<DivBackward0 object at 0x7f...>`` changes on every run, and so do the kernel's
+    process id in a warning's ``/tmp/ipykernel_4242/...py:3: UserWarning`` and the
+    elapsed time and rate of a tqdm bar's last frame (``[00:03<00:00, 70.10batch/s``);
+    keeping the old text keeps rebuilds from churning the stored notebooks (nbval masks
+    them all, lessons/sanitize.cfg).
     """
     old = {c.get("id"): c for c in old_nb.cells if c.cell_type == "code"}
 
     def masked(outputs) -> str:
-        return KERNEL_FILE.sub("<kernel-file>", ADDRESS.sub("0x0", json.dumps(outputs, sort_keys=True)))
+        text = json.dumps(outputs, sort_keys=True, ensure_ascii=False)
+        return TQDM_TIMING.sub("[time", KERNEL_FILE.sub("<kernel-file>", ADDRESS.sub("0x0", text)))
 
     for cell in new_nb.cells:
         prev = old.get(cell.id)
@@ -434,6 +494,7 @@ def build_one(manifest: dict, lang: str, entry: Entry, run: bool, force: bool) -
             keep_unchanged_outputs(nb, old)
     elif old is not None:
         keep_outputs(nb, old)
+        nb.metadata["language_info"] = old.metadata.get("language_info", nb.metadata["language_info"])
     strip(nb, manifest["languages"][lang]["explorer_placeholder"])
     nbformat.validate(nb)
     nbformat.write(nb, str(ipynb))

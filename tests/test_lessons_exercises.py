@@ -73,6 +73,22 @@ WRONG = {
         2: ("answer_2 = 3", "answer_2 = '1'"),
         3: ('answer_3 = {"p", "q", "s"}', "answer_3 = 'ps'"),
     },
+    "08_detach_in_practice": {
+        1: ("answer_1 = (True, True)", "answer_1 = 'False, True'"),
+        2: ("answer_2 = 5", "answer_2 = '15'"),
+        3: (
+            "image = torch.tensor([1.0, 2.0, 3.0, 4.0])\nx = image.requires_grad_()",
+            "image = torch.tensor([1.0, 2.0, 3.0, 4.0])\nx = [1.0, 2.0, 3.0, 4.0]",
+        ),
+    },
+    "09_inplace_in_training": {
+        1: ('answer_1 = {"q", "t"}', "answer_1 = 'qrt'"),
+        2: (
+            "def block(x, w):\n    h = (x @ w).tanh()\n    h = h + 2\n    return h.sum()",
+            "block = 2.0",
+        ),
+        3: ("answer_3 = 6.0", "answer_3 = '4'"),
+    },
 }
 
 LESSONS = lessons()

@@ -63,6 +63,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import linecache
 import re
 from pathlib import Path
 
@@ -125,14 +126,21 @@ def to_torch(src: str) -> str:
 
 
 def run_cells(sources: list, label: str) -> list:
-    """Exec the cells in one namespace; return each cell's stdout."""
+    """Exec the cells in one namespace; return each cell's stdout.
+
+    Each cell's source goes into ``linecache`` under the cell's file name, as IPython does
+    for a notebook cell, so that tracebacks (anomaly mode's forward traceback, lesson 9)
+    show the code of each line, as they do in the notebook.
+    """
     ns: dict = {"__name__": f"__lesson_{label}__"}
     outs = []
     for i, src in enumerate(sources):
         buf = io.StringIO()
+        filename = f"<{label} cell {i}>"
+        linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
         with contextlib.redirect_stdout(buf):
             try:
-                exec(compile(src, f"<{label} cell {i}>", "exec"), ns)
+                exec(compile(src, filename, "exec"), ns)
             except Exception as exc:  # report which cell, with its source
                 raise AssertionError(f"{label}: parity cell {i} raised {type(exc).__name__}: {exc}\n{src}") from exc
         outs.append(buf.getvalue())
