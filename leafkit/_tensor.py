@@ -52,6 +52,11 @@ INFERENCE_SAVED_MESSAGE = (
 INFERENCE_INPLACE_MESSAGE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
     "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+INFERENCE_VIEW_BASE_CHANGED = (
+    "A view was created in inference mode and its base or another view of its base has been modified inplace in "
+    "normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+    "by moving both the view and the inplace either both inside the inference_mode block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 NO_GRAD_VIEW_BASE_CHANGED = (
     "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
     "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
@@ -174,9 +179,8 @@ class Tensor:
     _inference = False      # made in inference mode
     _created_in_no_grad = False
     _no_grad_view = False   # a view made under no_grad of a tensor that requires grad
-    _multi_view = None      # one of several views made by one op (unbind): its index
-    _history = 0            # bumped when this tensor's history is rebased in place (its views then regenerate)
-    _history_seen = 0       # for a view: the base's _history its grad_fn was made for
+    _multi_view = None      # one of several views made by one op (unbind): (its index, the op's name)
+    _attr_version = 0       # for a view: the version its grad_fn was made at (PyTorch's attr_version)
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and args and not kwargs and all(isinstance(a, (int, np.integer)) for a in args):
@@ -240,7 +244,7 @@ class Tensor:
         """This tensor is a view of ``src``: it shares the storage's version counter (and base)."""
         self._version_counter = src._version_counter
         base = self._base = src._base if src._base is not None else src
-        self._history_seen = base._history
+        self._attr_version = self._version_counter[0]
         if base._inference:
             self._inference = True
         elif _state.inference:
@@ -255,9 +259,9 @@ class Tensor:
             self._no_grad_view = True
 
     def _fresh(self) -> "Tensor":
-        """Regenerate a view's grad_fn if its base's history changed in place since (PyTorch does this lazily)."""
-        base = self._base
-        if base is not None and base._history != self._history_seen:
+        """Regenerate a view's grad_fn when its storage changed in place since it was made (PyTorch does this
+        lazily, when the grad_fn is next read: ``AsStridedBackward0`` on the base's current history)."""
+        if self._base is not None and self._version_counter[0] != self._attr_version:
             self._refresh_view()  # installed by leafkit._functions.views
         return self
 
@@ -267,7 +271,16 @@ class Tensor:
         return fn is not None and fn.name() == "Invalid"
 
     def _raise_invalid(self):
-        raise RuntimeError(NO_GRAD_VIEW_BASE_CHANGED)
+        raise RuntimeError(self._grad_fn.message)
+
+    def _valid_fn(self):
+        """The grad_fn, brought up to date; PyTorch's error for a view whose base changed in place when that
+        view may not be rebased (made under no_grad or in inference mode, or one of several views)."""
+        if self._base is not None:
+            self._fresh()
+            if self._invalid:
+                self._raise_invalid()
+        return self._grad_fn
 
     # -- metadata --------------------------------------------------------------
     @property
@@ -401,15 +414,11 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        if self._base is not None:
-            self._fresh()
-        return self._grad_fn
+        return self._valid_fn() if self._base is not None else self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        if self._base is not None:
-            self._fresh()
-        return self._grad_fn is None
+        return (self._valid_fn() if self._base is not None else self._grad_fn) is None
 
     @property
     def output_nr(self) -> int:

@@ -328,6 +328,65 @@ def overlapping_writes(torch, rec, dev):
     rec.error("writing into an expanded tensor", lambda: e.add_(1), key="more than one element of the written-to tensor")
 
 
+# -- a view's grad_fn after its storage changed in place --------------------------------------------------------------
+def view_after_inplace(torch, rec, dev):
+    """PyTorch regenerates a view's grad_fn (``AsStridedBackward0``) when the storage changed in place since the view
+    was made, recorded or not; views that cannot follow raise when their grad_fn is read."""
+    for label, make in (("t", lambda a: a.t()), ("select", lambda a: a[0]), ("view of a view", lambda a: a.t()[0])):
+        w = torch.ones(2, 3, requires_grad=True)
+        v = make(w)
+        with torch.no_grad():
+            w.add_(1)
+        rec.value(f"{label}: leaf changed under no_grad", _names(v.grad_fn))
+        w = torch.ones(2, 3, requires_grad=True)
+        a = w * 1
+        v = make(a)
+        a.add_(1)
+        rec.value(f"{label}: non-leaf changed (recorded)", _names(v.grad_fn))
+        (v * v).sum().backward()
+        rec.value(f"{label}: w.grad through the regenerated node", w.grad)
+    w = torch.ones(3, requires_grad=True)
+    a = w * 1
+    v, v2 = a[:2], a[1:]
+    v.retain_grad()
+    v2.register_hook(lambda g: g * 100)  # stays with v2's old node: PyTorch no longer runs it
+    with torch.no_grad():
+        a.mul_(2)
+    ((v * v).sum() + v2.sum()).backward()
+    rec.value("retain_grad follows the view, a hook does not", (v.grad, w.grad))
+    w = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        v = w[:2]
+        w.add_(1)
+    rec.error("a view made under no_grad: grad_fn", lambda: v.grad_fn, key="A view was created in no_grad mode and "
+              "its base or another view of its base has been modified inplace")
+    rec.error("  is_leaf", lambda: v.is_leaf, key="A view was created in no_grad mode")
+    rec.value("  requires_grad, repr", (v.requires_grad, repr(v)))
+    with torch.no_grad():
+        rec.value("  usable under no_grad", v * 2)
+    rec.error("  backward", lambda: v.sum().backward(), key="A view was created in no_grad mode")
+    w = torch.ones(2, 3, requires_grad=True)
+    a = w * 1
+    u = a.unbind(0)[1]
+    a.add_(1)
+    rec.error("one of several views: grad_fn", lambda: u.grad_fn,
+              key="Output 1 of Unbind is a view and its base or another view of its base has been modified inplace")
+    w = torch.ones(3, requires_grad=True)
+    with torch.inference_mode():
+        v = w[:2]
+    with torch.no_grad():
+        w.add_(1)
+    rec.error("a view made in inference mode", lambda: v.grad_fn, key="A view was created in inference mode and its "
+              "base or another view of its base has been modified inplace in normal mode")
+    for label, make in (("max()", lambda x: (x * 1).max()), ("exp", lambda x: x.exp()),
+                        ("pow(tensor)", lambda x: (x * 1).pow(torch.ones(3)))):
+        x = torch.ones(3, requires_grad=True)
+        y = make(x)
+        y.mul_(10)
+        rec.error(f"in-place error names {label}'s node", lambda: (y * y).sum().backward(),
+                  key="which is output 0 of " + {"max()": "Max1,", "exp": "Exp,", "pow(tensor)": "Pow1,"}[label])
+
+
 # -- everyday spellings learners meet -----------------------------------------------------------------------------------
 def everyday(torch, rec, dev):
     x = torch.tensor([[1.0, -2.0], [3.0, 4.0]], requires_grad=True)
@@ -341,4 +400,4 @@ def everyday(torch, rec, dev):
 CASES = {f.__name__: f for f in (setitem_broadcast, setitem_gradient, nonleaf_requires_grad, numpy_under_no_grad,
                                  custom_function_node_type, backward_inputs_message, storage_warning,
                                  inference_mode, anomaly_mode, new_operations, batched_matmul, overlapping_writes,
-                                 everyday)}
+                                 view_after_inplace, everyday)}

@@ -153,14 +153,20 @@ class OpSpec:
         raise TypeError(f"{self.name}: a derivative formula reads {p!r}, which is no input, output or attribute")
 
     def plan(self, needs):
-        """Which saved names the inputs that need a gradient use (cached per combination)."""
+        """Which saved names to save for this combination of inputs that need a gradient (cached).
+
+        As PyTorch's generated code does: an input (and its strides) is saved only when a formula of an input
+        that needs a gradient reads it; outputs, attributes, sizes and dtypes are saved always.
+        """
         plan = self._plans.get(needs)
         if plan is None:
             used = set()
             for need, f in zip(needs, self.formulas):
                 if need and f is not None:
                     used.update(f[1])
-            plan = tuple(k for k in range(len(self.saved_names)) if 2 + k in used)
+            kinds = self.saved_kinds
+            plan = tuple(k for k in range(len(self.saved_names))
+                         if 2 + k in used or kinds[k][0] not in ("input", "_sym_strides"))
             self._plans[needs] = plan
         return plan
 
@@ -370,7 +376,7 @@ def _arrays(spec, args):
         if isinstance(a, Tensor):
             if a._base is not None:
                 a._fresh()
-                if a._invalid:
+                if a._invalid and _state.enabled:  # under no_grad such a view may still be read
                     a._raise_invalid()
             d = a._device
             if dev is None:

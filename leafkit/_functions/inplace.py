@@ -26,7 +26,7 @@ from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ._base import array_module, as_array, check_tensor
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
-from .views import CopySlices, Invalid, bump_history, make_node, refresh_view, strided_geometry, view_index
+from .views import CopySlices, Invalid, make_node, refresh_view, strided_geometry, view_index
 
 NO_GRAD_VIEW_MESSAGE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
@@ -84,9 +84,9 @@ def check_inplace_allowed(t) -> None:
         if t._requires_grad and t._grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_MESSAGE)
         return
-    k = t._multi_view
-    if k is not None and base._requires_grad:
-        raise RuntimeError(f"Output {k} of Unbind is a view and is being modified inplace. This view is the "
+    if t._multi_view is not None and base._requires_grad:
+        k, name = t._multi_view
+        raise RuntimeError(f"Output {k} of {name} is a view and is being modified inplace. This view is the "
                            "output of a function that returns multiple views. Such functions do not allow the output "
                            "views to be modified inplace. You should replace the inplace operation by an "
                            "out-of-place one.")
@@ -119,7 +119,7 @@ def inplace(t, spec, args):
     if t._inference and not _state.inference:
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     base = t._base
-    if base is not None and base._history != t._history_seen:
+    if base is not None and t._version_counter[0] != t._attr_version:
         refresh_view(t)
     grad_on = _state.enabled
     if grad_on:
@@ -150,7 +150,6 @@ def inplace(t, spec, args):
             if ref is not None:
                 node._retain(0, t)
         t._set_history(node, 0)
-        bump_history(t)
         return t
     # an in-place op on a view: the base's history becomes CopySlices around the op's node
     cs = make_node(CopySlices, [base._edge()] + list(node.next_functions[1:]),
@@ -164,7 +163,6 @@ def inplace(t, spec, args):
         if (old_fn._retain_refs or {}).pop(base._output_nr, None) is not None:
             cs._retain(0, base)
     base._set_history(cs, 0)
-    bump_history(base)
     return t
 
 

@@ -230,8 +230,9 @@ scatter_value_spec = defop("scatter_value", lambda self, index, value, dim: _sca
                            self=lambda F, grad, dim, index: F.scatter_value(grad, index, 0.0, dim))
 gather_spec = defop("gather", lambda self, index, dim: _gather(self, dim, index), inputs=("self", "index"),
                     nondiff=("index",),
-                    self=lambda F, grad, self_sym_sizes, dim, index: F.scatter_add(F.new_zeros(self_sym_sizes, grad),
-                                                                                   index, grad, dim))
+                    # PyTorch's gather_backward saves self (not only its sizes): changing it in place breaks backward
+                    self=lambda F, grad, self, dim, index: F.scatter_add(F.new_zeros(tuple(self.shape), grad),
+                                                                         index, grad, dim))
 scatter_add_spec = defop("scatter_add", lambda self, index, src, dim: _scatter_add(self, dim, index, src),
                          inputs=("self", "index", "src"), nondiff=("index",),
                          self=lambda F, grad: grad,

@@ -308,7 +308,7 @@ def unbind(input, dim=0):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     outs = apply(unbind_spec, (input, _dim(dim, input._data.ndim)))
     for k, o in enumerate(outs):
-        o._multi_view = k
+        o._multi_view = (k, "Unbind")  # (output number, the node name in PyTorch's messages)
     return outs
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.graph import Node
-from .._tensor import NO_GRAD_VIEW_BASE_CHANGED, Tensor
+from .._tensor import INFERENCE_VIEW_BASE_CHANGED, NO_GRAD_VIEW_BASE_CHANGED, Tensor
 from .._device import data_ptr
 from ._base import array_module
 
@@ -173,10 +173,13 @@ class CopySlices(Node):
 
 
 class Invalid(Node):
-    """The grad_fn of a view made under no_grad whose base later changed in place with grad mode on."""
+    """The grad_fn of a view whose base changed in place when the view could not follow (see
+    :func:`refresh_view`); ``message`` is PyTorch's error."""
+
+    message = NO_GRAD_VIEW_BASE_CHANGED
 
     def _backward(self, grads, F):
-        raise RuntimeError(NO_GRAD_VIEW_BASE_CHANGED)
+        raise RuntimeError(self.message)
 
 
 def edge_of(t):
@@ -184,14 +187,27 @@ def edge_of(t):
 
 
 def refresh_view(view) -> None:
-    """Bring a view's ``grad_fn`` and ``requires_grad`` up to date with its base's history (PyTorch does this lazily)."""
+    """Bring a view's ``grad_fn`` and ``requires_grad`` up to date after its storage changed in place.
+
+    PyTorch does this lazily, when the view's ``grad_fn`` is next read: the
+    new node is ``AsStridedBackward0`` on the base's current history.
+    ``retain_grad()`` moves to the new node; hooks registered on the view
+    stay with the old node and no longer run, as in PyTorch.  A view that
+    may not be rebased (made under ``no_grad`` or in inference mode from a
+    tensor that requires grad, or one of several views made by one op, such
+    as ``unbind``) gets an ``Invalid`` node instead: reading its
+    ``grad_fn`` or using it in a recorded op raises PyTorch's error, and it
+    prints as ``grad_fn=<Invalid>``.
+    """
     base = view._base
-    view._history_seen = base._history
-    if view._no_grad_view and base._requires_grad:
-        # PyTorch: such a view prints grad_fn=<Invalid> and refuses to take part in any recorded op
-        view._grad_fn = make_node(Invalid, [], [], view._device)
-        view._requires_grad = True
-        return
+    view._attr_version = view._version_counter[0]
+    if base._requires_grad:
+        message = _rebase_refused(view)
+        if message is not None:
+            view._grad_fn = make_node(Invalid, [], [], view._device)
+            view._grad_fn.message = message
+            view._requires_grad = True
+            return
     view._requires_grad = base._requires_grad
     if not base._requires_grad:
         view._grad_fn = None
@@ -200,24 +216,30 @@ def refresh_view(view) -> None:
     node = make_node(AsStridedBackward0, [base._edge()], [(base._data.shape, base._data.dtype)], view._device)
     node.idx = view_index(base._data, view._data)
     node.base_shape = base._data.shape
-    if old is not None:  # retain_grad() and hooks belong to the tensor: they move to its new node
+    if old is not None:  # retain_grad() belongs to the tensor: it moves to the new node
         ref = (old._retain_refs or {}).pop(view._output_nr, None)
         if ref is not None:
             node._retain(0, view)
-        if view._hooks:
-            node._hooks_for_output(0).update(view._hooks)
-            old._tensor_hooks.pop(view._output_nr, None)
-            view._hooks = node._tensor_hooks[0]
     view._grad_fn = node
     view._output_nr = 0
 
 
+def _rebase_refused(view):
+    """PyTorch's message for a view whose base changed in place when the view cannot follow (or None)."""
+    if view._no_grad_view:
+        return NO_GRAD_VIEW_BASE_CHANGED
+    if view.__dict__.get("_inference_view"):
+        return INFERENCE_VIEW_BASE_CHANGED
+    if view._multi_view is not None:
+        k, name = view._multi_view
+        return (f"Output {k} of {name} is a view and its base or another view of its base has been modified "
+                "inplace. This view is the output of a function that returns multiple views. Such functions do not "
+                "allow the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    return None
+
+
 Tensor._refresh_view = refresh_view
-
-
-def bump_history(base) -> None:
-    """Record that ``base``'s history was rebased in place: its views regenerate their grad_fn on next use."""
-    base._history = base._history + 1
 
 
 def flat_take(a, idx):

@@ -24,7 +24,7 @@ from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable", "api"]
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+_BACKWARD_SUFFIX = re.compile(r"Backward0?$|Backward(?=\d+$)")  # ExpBackward0 -> Exp, MaxBackward1 -> Max1
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
 
 RELEASED_MESSAGE = (
