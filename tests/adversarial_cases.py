@@ -195,6 +195,13 @@ def index_errors_use_pytorch_classes_and_words(torch, rec, dev):
 
 
 @case("numpy errors")
+def index_is_checked_before_the_leaf_rule(torch, rec, dev):
+    x = torch.zeros(3, requires_grad=True)
+    rec.error("1-D leaf: x[:, tensor([0])] = 1.0", lambda: x.__setitem__((slice(None), torch.tensor([0])), 1.0),
+              key="too many indices for tensor of dimension 1")
+
+
+@case("numpy errors")
 def setitem_shape_errors_are_runtime_errors(torch, rec, dev):
     t = torch.zeros(2, 3)
     t[1, 2] = 0.5
@@ -204,6 +211,9 @@ def setitem_shape_errors_are_runtime_errors(torch, rec, dev):
               key="shape mismatch: value tensor of shape [2, 3] cannot be broadcast")
     rec.error("t[tensor([1])] = ones(2, 3)", lambda: t.__setitem__(torch.tensor([1]), torch.ones(2, 3)),
               key="shape mismatch: value tensor of shape [2, 3] cannot be broadcast")
+    c = torch.zeros(2, 1)
+    rec.error("(2, 1)[tensor([1, 0])] = ones(3)", lambda: c.__setitem__(torch.tensor([1, 0]), torch.ones(3)),
+              key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 1]")
 
 
 @case("numpy errors")
@@ -429,6 +439,43 @@ def no_grad_view_after_its_base_changed(torch, rec, dev):
         wv.mul_(2)
     rec.error("wv.grad_fn after wv.mul_ under no_grad", lambda: wv.grad_fn, key="A view was created in no_grad mode")
     rec.error("wv * 1", lambda: wv * 1, key="A view was created in no_grad mode")
+
+
+@case("views")
+def view_grad_fn_after_a_change_under_no_grad(torch, rec, dev):
+    # the version counter moved, so PyTorch regenerates the view's grad_fn (as AsStridedBackward0) on access
+    x = torch.ones(2, 3, requires_grad=True)
+    v = x.t()
+    with torch.no_grad():
+        v.add_(1)
+    rec.value("the view changed", v.grad_fn)
+    v.sum().backward()
+    rec.value("x.grad", x.grad)
+    x = torch.ones(2, 3, requires_grad=True)
+    v = x[0]
+    with torch.no_grad():
+        x.add_(1)
+    rec.value("its base changed", v.grad_fn)
+    y = x * 1
+    a, b = y[0], y[1]
+    with torch.no_grad():
+        b.mul_(2)
+    rec.value("a sibling view changed", (a.grad_fn, b.grad_fn, y.grad_fn))
+
+
+@case("views")
+def no_grad_view_of_a_tensor_that_requires_grad_is_not_connected(torch, rec, dev):
+    # requires_grad is True (the base's), but the view has no gradient edge: nothing accumulates anywhere
+    x = torch.ones(2, 3, requires_grad=True)
+    with torch.no_grad():
+        v = x[0]
+    rec.value("v: requires_grad, is_leaf, grad_fn", (v.requires_grad, v.is_leaf, v.grad_fn))
+    y = v * 2
+    rec.value("(v * 2).grad_fn inputs", [n for n, _ in y.grad_fn.next_functions])
+    y.sum().backward()
+    rec.value("v.grad, x.grad", (v.grad, x.grad))
+    rec.error("autograd.grad(..., v)", lambda: torch.autograd.grad((v * 2).sum(), v),
+              key="appears to not have been used")
 
 
 @case("views")

@@ -71,6 +71,7 @@ def test_tensor_from_a_list_of_scalars_that_require_grad_warns():
 
 
 # -- random programs ---------------------------------------------------------------------------------------------------
+VIEW_OPS = {"t", "row_expand", "detach"}  # the EXACT_UNARY entries whose result is a view of their input
 ADVANCED_KEYS = {"mask", "index", "index_dup", "index_pair", "list", "index_col"}
 
 
@@ -92,6 +93,13 @@ KNOWN = {
         step[5][0] == "mask" or step[5][1] == "full"),
     "writes_into_expanded_tensors": lambda step, a, b: step[0] in ("set", "inplace") and 0 in a.stride(),
     "once_differentiable_hangs_off_detached_outputs": lambda step, a, b: step[1] == "custom_once",
+    "view_grad_fn_after_a_change_under_no_grad": lambda step, a, b: step[0] in ("set", "inplace") and (
+        step[4] != "grad"),
+    # a view made under no_grad/inference_mode, later used or changed with grad mode on
+    "no_grad_view_of_a_tensor_that_requires_grad_is_not_connected": lambda step, a, b: step[0] == "u" and (
+        step[4] != "grad" and step[1] in VIEW_OPS and not a.is_inference()),
+    "view_made_in_inference_mode_of_a_plain_tensor": lambda step, a, b: step[0] == "u" and (
+        step[4] == "inference" and step[1] in VIEW_OPS and not a.is_inference()),
 }
 
 
