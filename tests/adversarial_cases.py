@@ -202,6 +202,14 @@ def index_is_checked_before_the_leaf_rule(torch, rec, dev):
 
 
 @case("numpy errors")
+def value_shape_is_checked_before_index_bounds(torch, rec, dev):
+    t = torch.zeros(2, 2)
+    rec.error("(2, 2)[tensor([0, 1]), tensor([2, 0])] = ones(3)",
+              lambda: t.__setitem__((torch.tensor([0, 1]), torch.tensor([2, 0])), torch.ones(3)),
+              key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2]")
+
+
+@case("numpy errors")
 def setitem_shape_errors_are_runtime_errors(torch, rec, dev):
     t = torch.zeros(2, 3)
     t[1, 2] = 0.5
@@ -353,6 +361,17 @@ def writes_into_expanded_tensors(torch, rec, dev):
 
 
 # == 12. inference mode ================================================================================================
+@case("inference mode")
+def views_of_inference_tensors_are_not_tracked(torch, rec, dev):
+    with torch.inference_mode():
+        a = torch.ones(2, 3)
+        inside = a.t()
+    outside = a.t()
+    rec.value("._base is None (made inside, made outside, view of a view)",
+              (inside._base is None, outside._base is None, outside[0]._base is None))
+    rec.value("still inference tensors", (inside.is_inference(), outside.is_inference()))
+
+
 @case("inference mode")
 def enable_grad_inside_inference_mode(torch, rec, dev):
     x = torch.ones(2, requires_grad=True)
@@ -631,6 +650,32 @@ def post_accumulate_grad_hook(torch, rec, dev):
     attempt(rec, "register_post_accumulate_grad_hook", run)
     rec.error("on a non-leaf", lambda: (a * 2).register_post_accumulate_grad_hook(lambda p: None),
               key="post accumulate grad hooks cannot be registered on non-leaf tensors")
+
+
+@case("hooks")
+def hook_on_a_view_is_lost_when_the_view_is_rebased(torch, rec, dev):
+    # the hook sits on the view's old grad_fn (SliceBackward0); an in-place change of the view or of its base
+    # regenerates the view's grad_fn, and the old node is no longer part of the graph
+    for label, change in [("base changed", lambda y, v: y.mul_(2)), ("view changed", lambda y, v: v.mul_(2))]:
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        v = y[1:]
+        seen = []
+        v.register_hook(lambda g, seen=seen: seen.append(g.tolist()))
+        change(y, v)
+        (v.sum() * 3).backward()
+        rec.value(label, (seen, x.grad))
+
+
+@case("hooks")
+def autograd_grad_of_a_hooked_non_leaf(torch, rec, dev):
+    # PyTorch captures the gradient of a non-leaf input before its tensor hooks run when its node also has to run
+    # (here: to reach w); when the node is not needed, the hooks run first
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = w * 1
+    a.register_hook(lambda g: g * 2)
+    rec.value("grad(out, a)", torch.autograd.grad((a * a).sum(), a))
+    rec.value("grad(out, [a, w])", torch.autograd.grad((a * a).sum(), [a, w]))
 
 
 @case(".data")

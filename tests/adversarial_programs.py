@@ -315,13 +315,12 @@ def run(lib, leaves, steps, final, digits=None, unary=None, binary=None, skip=No
         result["hooks"] = hook_log
         if create_graph and result["backward"] == "ok":
             gs = [x.grad for x in pool[:leaf_count] if x.grad is not None and x.grad.requires_grad]
-            if gs:
+            # with respect to the tensors that are still leaves requiring grad (an in-place change makes a leaf
+            # that did not require grad an interior node)
+            wrt = [x for x in pool[:leaf_count] if x.is_leaf and x.requires_grad]
+            if gs and wrt:
                 try:
-                    second = lib.autograd.grad(sum((g * g).sum() for g in gs), pool[:leaf_count],
-                                               allow_unused=True) if all(
-                        x.requires_grad for x in pool[:leaf_count]) else lib.autograd.grad(
-                        sum((g * g).sum() for g in gs), [x for x in pool[:leaf_count] if x.requires_grad],
-                        allow_unused=True)
+                    second = lib.autograd.grad(sum((g * g).sum() for g in gs), wrt, allow_unused=True)
                     result["second"] = [None if s is None else ob.tensor(s) for s in second]
                 except Exception as e:  # noqa: BLE001
                     result["second"] = ob.error(e)
