@@ -86,6 +86,9 @@ def scalar_first_remainder_and_round_decimals(torch, rec, dev):
     b = torch.tensor([3.0, -2.0, 1.5])
     attempt(rec, "torch.remainder(5.0, b)", lambda: torch.remainder(5.0, b))
     attempt(rec, "torch.round(b / 7, decimals=2)", lambda: torch.round(b / 7, decimals=2))
+    x = torch.tensor([15.0, 25.0, 0.125], requires_grad=True)
+    attempt(rec, "x.round(decimals=-1)", lambda: (x.round(decimals=-1), x.round(decimals=-1).grad_fn))
+    attempt(rec, "x.round(decimals=1) gradient", lambda: torch.autograd.grad(x.round(decimals=1).sum(), x))
 
 
 @case("arguments")
@@ -260,10 +263,19 @@ def message_details(torch, rec, dev):
               key="gather(): Expected dtype int32/int64 for index")
     x = torch.tensor([1.0], requires_grad=True)
     y = x * x
-    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
-    rec.error("node hook returns two values", lambda: y.sum().backward(),
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0], gi[0]))
+    rec.error("node hook returns three values", lambda: y.sum().backward(),
+              key="hook '<lambda>' has returned an incorrect number of values (got 3, but expected 2)")
+    y = x * 2
+    y.grad_fn.register_prehook(lambda go: (go[0], go[0]))
+    rec.error("node pre-hook returns two values", lambda: y.sum().backward(),
               key="hook '<lambda>' has returned an incorrect number of values (got 2, but expected 1)")
+    y = x * 2  # MulBackward0's second input is the Python number 2: its gradient is None
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+    rec.error("node hook fills a None gradient", lambda: y.sum().backward(),
+              key="can't replace a None gradient with a non-None value")
     rec.warns("0-d .T", lambda: torch.tensor(1.0).T, key="Tensor.T is deprecated on 0-D tensors")
+    rec.error("bool trunc", lambda: torch.tensor([True]).trunc(), key="not implemented for 'Bool'")
 
 
 # == 9. NumPy's floating-point warnings escape =========================================================================
