@@ -52,17 +52,14 @@ INFERENCE_SAVED_MESSAGE = (
 INFERENCE_INPLACE_MESSAGE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
     "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
-INFERENCE_VIEW_BASE_CHANGED = (
-    "A view was created in inference mode and its base or another view of its base has been modified inplace in "
-    "normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
-    "by moving both the view and the inplace either both inside the inference_mode block (if you don't want the "
-    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+INFERENCE_REQUIRES_GRAD_MESSAGE = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
 NO_GRAD_VIEW_BASE_CHANGED = (
     "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
     "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
     "your code by moving both the view and the inplace either both inside the no_grad block (if you don't want "
     "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
+_UNCONNECTED = ("no_grad", "inference")
 _warned_scalar = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
 _warned_storage = [False]  # likewise for TypedStorage (torch.storage warns once)
 
@@ -178,8 +175,10 @@ class Tensor:
     _base = None            # for a view: the tensor whose storage it shares
     _inference = False      # made in inference mode
     _created_in_no_grad = False
-    _no_grad_view = False   # a view made under no_grad of a tensor that requires grad
-    _multi_view = None      # one of several views made by one op (unbind): (its index, the op's name)
+    # for a view, PyTorch's CreationMeta: None (DEFAULT), "no_grad" (made under no_grad of a tensor that requires
+    # grad), "inference" (made in inference mode of an ordinary tensor), "multi" (one of several views made by one
+    # op: unbind, split), "custom" (an output of a custom Function); a view of such a view inherits it
+    _creation_meta = None
     _attr_version = 0       # for a view: the version its grad_fn was made at (PyTorch's attr_version)
 
     def __new__(cls, *args, **kwargs):
@@ -208,7 +207,12 @@ class Tensor:
         return t
 
     def _init_from(self, data: "Tensor", requires_grad: bool) -> None:
-        """Fill a subclass instance (``Parameter``) as a leaf on ``data``'s storage and version counter."""
+        """Fill a subclass instance (``Parameter``) as a leaf on ``data``'s storage and version counter (an
+        inference tensor stays one, and may require grad only inside inference mode, as in PyTorch)."""
+        if data._inference:
+            if requires_grad and not _state.inference:
+                raise RuntimeError(INFERENCE_REQUIRES_GRAD_MESSAGE)
+            self._inference = True
         self._data = data._data
         self._device = data._device
         self._version_counter = data._version_counter
@@ -217,6 +221,8 @@ class Tensor:
         self._requires_grad = bool(requires_grad)
 
     def _get_accumulator(self) -> AccumulateGrad:
+        if self._creation_meta is not None and self._base is not None and self._creation_meta in _UNCONNECTED:
+            return None  # a view made under no_grad (or in inference mode) has no gradient edge
         ref = self._acc_ref
         acc = ref() if ref is not None else None
         if acc is None:
@@ -241,22 +247,38 @@ class Tensor:
 
     # -- views -------------------------------------------------------------------
     def _share_view_of(self, src: "Tensor", recorded: bool) -> None:
-        """This tensor is a view of ``src``: it shares the storage's version counter (and base)."""
+        """This tensor is a view of ``src``: it shares the storage's version counter, its base, and how it was made.
+
+        A view of an inference tensor is an inference tensor and is not tracked as a view (``_base`` stays
+        None), as in PyTorch.
+        """
         self._version_counter = src._version_counter
-        base = self._base = src._base if src._base is not None else src
-        self._attr_version = self._version_counter[0]
-        if base._inference:
+        if src._inference:
             self._inference = True
-        elif _state.inference:
-            self._inference_view = True  # a view of an ordinary tensor made in inference mode
-            if src._requires_grad:
-                self._requires_grad = True
             return
-        if not recorded and src._requires_grad:
-            # PyTorch: a view made under no_grad of a tensor that requires grad still reports
-            # requires_grad=True (and is a leaf); in-place changes of it are then refused.
+        self._base = src._base if src._base is not None else src
+        self._attr_version = self._version_counter[0]
+        meta = None
+        if _state.inference:
+            meta = "inference"  # a view of an ordinary tensor made in inference mode
+        elif not recorded and src._requires_grad:
+            # PyTorch: a view made under no_grad of a tensor that requires grad still reports requires_grad=True
+            # and is a leaf, with no gradient edge; in-place changes of it or its base are then refused
+            meta = "no_grad"
+        if meta is not None and src._requires_grad:
             self._requires_grad = True
-            self._no_grad_view = True
+        inherited = src._creation_meta if src._base is not None else None
+        self._creation_meta = inherited if inherited is not None else meta
+
+    def _alias(self) -> "Tensor":
+        """A new tensor on the same storage, not recorded (what a custom Function's output is when its forward
+        returned an input as it is)."""
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            return self.view_as(self)
+        finally:
+            _state.enabled = prev
 
     def _fresh(self) -> "Tensor":
         """Regenerate a view's grad_fn when its storage changed in place since it was made (PyTorch does this
@@ -393,7 +415,7 @@ class Tensor:
         if value and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if value and self._inference and not _state.inference:
-            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+            raise RuntimeError(INFERENCE_REQUIRES_GRAD_MESSAGE)
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":

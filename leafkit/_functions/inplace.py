@@ -26,18 +26,8 @@ from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ._base import array_module, as_array, check_tensor
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
-from .views import CopySlices, Invalid, make_node, refresh_view, strided_geometry, view_index
+from .views import CopySlices, Invalid, make_node, rebase_message, refresh_view, strided_geometry, view_index
 
-NO_GRAD_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked).")
-INFERENCE_VIEW_MESSAGE = (
-    "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case "
-    "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
-    "outside (if you want the inplace to be tracked).")
 PARTIAL_OVERLAP_MESSAGE = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
     "location. Please clone() the tensor before performing the operation.")
@@ -76,26 +66,19 @@ def _check_overlap(t, args) -> None:
 
 
 def check_inplace_allowed(t) -> None:
-    """Raise PyTorch's error when an in-place change of ``t`` cannot be recorded (grad mode on)."""
+    """Raise PyTorch's error when an in-place change of ``t`` cannot be recorded (``check_inplace``: grad mode
+    on and the op requires grad)."""
     if type(t._grad_fn) is Invalid:
         t._raise_invalid()
     base = t._base
-    if base is None:
-        if t._requires_grad and t._grad_fn is None:
-            raise RuntimeError(LEAF_INPLACE_MESSAGE)
+    if base is not None:
+        if t._creation_meta is not None:
+            raise RuntimeError(rebase_message(t, indirect=False))
+        if t._requires_grad and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         return
-    if t._multi_view is not None and base._requires_grad:
-        k, name = t._multi_view
-        raise RuntimeError(f"Output {k} of {name} is a view and is being modified inplace. This view is the "
-                           "output of a function that returns multiple views. Such functions do not allow the output "
-                           "views to be modified inplace. You should replace the inplace operation by an "
-                           "out-of-place one.")
-    if t._no_grad_view and t._requires_grad:
-        raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
-    if t.__dict__.get("_inference_view") and not _state.inference:
-        raise RuntimeError(INFERENCE_VIEW_MESSAGE)
-    if base._requires_grad and base._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._requires_grad and t._grad_fn is None:
+        raise RuntimeError(LEAF_INPLACE_MESSAGE)
 
 
 def inplace(t, spec, args):
@@ -116,16 +99,20 @@ def inplace(t, spec, args):
                                                                          a._data.ndim == 0):
             raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                                f"{t._device} and {a._device}!")
-    if t._inference and not _state.inference:
-        raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     base = t._base
     if base is not None and t._version_counter[0] != t._attr_version:
         refresh_view(t)
-    grad_on = _state.enabled
-    if grad_on:
+    record = _state.enabled and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+                                                         for a in args[1:]))
+    if record:
         check_inplace_allowed(t)
     _check_overlap(t, args[1:])
-    record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:]))
+    if t._inference and not _state.inference:
+        # PyTorch's kernel writes before the check that raises
+        fargs, _, _ = _arrays(spec, args)
+        out = spec.forward(*fargs)
+        _write(t, out[0] if isinstance(out, tuple) else out)
+        raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     if not record:
         fargs, _, _ = _arrays(spec, args)
         out = spec.forward(*fargs)

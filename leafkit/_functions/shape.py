@@ -18,6 +18,7 @@ from .._tensor import Size, Tensor
 from ._base import array_module, as_array, check_tensor, dim as _dim
 from ._registry import apply, defop, public
 from .copy import clone
+from .views import mark_multi_output_views
 
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw "
@@ -306,10 +307,7 @@ def unbind(input, dim=0):
     check_tensor("unbind", "input", input)
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    outs = apply(unbind_spec, (input, _dim(dim, input._data.ndim)))
-    for k, o in enumerate(outs):
-        o._multi_view = (k, "Unbind")  # (output number, the node name in PyTorch's messages)
-    return outs
+    return mark_multi_output_views(apply(unbind_spec, (input, _dim(dim, input._data.ndim))))
 
 
 # -- the public shape surface ----------------------------------------------------------------------------------------

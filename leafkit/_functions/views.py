@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import Node
-from .._tensor import INFERENCE_VIEW_BASE_CHANGED, NO_GRAD_VIEW_BASE_CHANGED, Tensor
+from ..autograd.grad_mode import _state
+from ..autograd.graph import Node, short_name
+from .._tensor import NO_GRAD_VIEW_BASE_CHANGED, Tensor
 from .._device import data_ptr
 from ._base import array_module
 
@@ -194,20 +195,20 @@ def refresh_view(view) -> None:
     ``retain_grad()`` moves to the new node; hooks registered on the view
     stay with the old node and no longer run, as in PyTorch.  A view that
     may not be rebased (made under ``no_grad`` or in inference mode from a
-    tensor that requires grad, or one of several views made by one op, such
-    as ``unbind``) gets an ``Invalid`` node instead: reading its
-    ``grad_fn`` or using it in a recorded op raises PyTorch's error, and it
-    prints as ``grad_fn=<Invalid>``.
+    tensor that requires grad, one of several views made by one op such as
+    ``unbind``, an output of a custom Function, or a view of one of these)
+    gets an ``Invalid`` node instead: reading its ``grad_fn`` or using it in
+    a recorded op raises PyTorch's error, and it prints as
+    ``grad_fn=<Invalid>``.
     """
     base = view._base
     view._attr_version = view._version_counter[0]
-    if base._requires_grad:
-        message = _rebase_refused(view)
-        if message is not None:
-            view._grad_fn = make_node(Invalid, [], [], view._device)
-            view._grad_fn.message = message
-            view._requires_grad = True
-            return
+    if base._requires_grad and view._creation_meta is not None:
+        message = rebase_message(view, indirect=True)
+        view._grad_fn = make_node(Invalid, [], [], view._device)
+        view._grad_fn.message = message
+        view._requires_grad = True
+        return
     view._requires_grad = base._requires_grad
     if not base._requires_grad:
         view._grad_fn = None
@@ -224,19 +225,51 @@ def refresh_view(view) -> None:
     view._output_nr = 0
 
 
-def _rebase_refused(view):
-    """PyTorch's message for a view whose base changed in place when the view cannot follow (or None)."""
-    if view._no_grad_view:
-        return NO_GRAD_VIEW_BASE_CHANGED
-    if view.__dict__.get("_inference_view"):
-        return INFERENCE_VIEW_BASE_CHANGED
-    if view._multi_view is not None:
-        k, name = view._multi_view
-        return (f"Output {k} of {name} is a view and its base or another view of its base has been modified "
-                "inplace. This view is the output of a function that returns multiple views. Such functions do not "
-                "allow the output views to be modified inplace. You should replace the inplace operation by an "
-                "out-of-place one.")
-    return None
+def mark_multi_output_views(outs):
+    """The outputs of an op that returns several views (``unbind``, ``split``, ``chunk``): PyTorch's
+    ``CreationMeta::MULTIPLE_OUTPUTS``, so changing one of them (or a view of one) in place is refused."""
+    if _state.enabled:
+        for o in outs:
+            if o._creation_meta is None:
+                o._creation_meta = "multi"
+    return outs
+
+
+_MODE_WORDS = {"no_grad": ("no_grad", "with grad mode enabled"), "inference": ("inference", "in normal mode")}
+_REASONS = {
+    "multi": " This view is the output of a function that returns multiple views. Such functions do not allow the "
+             "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.",
+    "no_grad": " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+               "by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+               "inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    "inference": " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                 "by moving both the view and the inplace either both inside the inference_mode block (if you don't "
+                 "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    "custom": " This view was created inside a custom Function (or because an input was returned as-is) and the "
+              "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+              "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+              "the output of the custom Function.",
+}
+
+
+def rebase_message(view, indirect: bool) -> str:
+    """PyTorch's error for changing in place (``indirect``: through its base or another view) a view whose
+    creation forbids it (``handle_view_on_rebase``)."""
+    meta = view._creation_meta
+    modified = "its base or another view of its base has been modified inplace" if indirect else \
+        "is being modified inplace"
+    fn = view._grad_fn
+    mode, when = _MODE_WORDS.get(meta, ("no_grad", "with grad mode enabled"))
+    if fn is not None and type(fn) is not Invalid:
+        name = short_name(fn.name())
+        if meta in _MODE_WORDS:  # a recorded view of a view made under no_grad / in inference mode
+            head = f"Output {view._output_nr} of {name} is a view of a view which was created in {mode} mode and " \
+                   f"{modified} {when}."
+        else:
+            head = f"Output {view._output_nr} of {name} is a view and {modified}."
+    else:
+        head = f"A view was created in {mode} mode and {modified} {when}."
+    return head + _REASONS[meta]
 
 
 Tensor._refresh_view = refresh_view

@@ -297,8 +297,9 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
     """
     p = _Pass(roots, keep_graph, create_graph, inputs, capture, trace)
     heap, buffers, pop = p.heap, p.buffers, heapq.heappop
-    prev_mode = _state.enabled
-    _state.enabled = create_graph  # formulas run on tensors are recorded only in a recorded pass
+    prev = (_state.grad, _state.enabled)
+    inside = (create_graph, create_graph)  # grad mode in the pass: formulas on tensors record only when asked
+    _state.grad, _state.enabled = inside
     try:
         while heap:
             node = pop(heap)[2]
@@ -316,11 +317,11 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
                         p.free(node, ran, step)
                     p.deliver(node, in_grads, step)
             if step is not None:
-                _state.enabled = prev_mode
+                _state.grad, _state.enabled = prev
                 yield step
-                _state.enabled = create_graph
+                _state.grad, _state.enabled = inside
     finally:
-        _state.enabled = prev_mode
+        _state.grad, _state.enabled = prev
     return p.result(allow_unused)
 
 

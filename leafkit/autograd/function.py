@@ -218,6 +218,8 @@ def _attach_outputs(ctx, args, outs):
             if any(o is a for a in args):
                 o = o._alias()  # an input returned as it is: the output is a new tensor on the same storage
             o._set_history(ctx, k)
+            if o._base is not None:  # a view made inside forward: PyTorch refuses to change it in place later
+                o._creation_meta = "custom"
             results.append(o)
         if ctx._device is None:
             ctx._device = o._device

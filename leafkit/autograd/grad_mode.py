@@ -22,16 +22,18 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inf
 
 
 class _State(threading.local):
-    enabled = True     # grad mode
-    inference = False  # inference mode (implies grad mode off)
+    grad = True        # grad mode, as is_grad_enabled() reports it
+    inference = False  # inference mode
+    enabled = True     # whether ops record a graph: grad mode on and inference mode off (what the ops read)
 
 
 _state = _State()
 
 
 def is_grad_enabled() -> bool:
-    """True when operations record a graph (PyTorch: ``torch.is_grad_enabled()``)."""
-    return _state.enabled
+    """Grad mode (PyTorch: ``torch.is_grad_enabled()``).  Operations record a graph when it is on, except inside
+    ``inference_mode``, where ``enable_grad()`` turns grad mode on without recording, as in PyTorch."""
+    return _state.grad
 
 
 def is_inference_mode_enabled() -> bool:
@@ -40,7 +42,8 @@ def is_inference_mode_enabled() -> bool:
 
 
 def _set(mode: bool) -> None:
-    _state.enabled = bool(mode)
+    _state.grad = mode = bool(mode)
+    _state.enabled = mode and not _state.inference
 
 
 class _DecoratorContextManager:
@@ -207,12 +210,12 @@ class inference_mode(_DecoratorContextManager):
         self.mode = mode
 
     def __enter__(self):
-        self.prev = (_state.enabled, _state.inference)
-        _state.enabled = not self.mode
+        self.prev = (_state.grad, _state.enabled, _state.inference)
+        _state.grad = _state.enabled = not self.mode
         _state.inference = bool(self.mode)
 
     def __exit__(self, *exc):
-        _state.enabled, _state.inference = self.prev
+        _state.grad, _state.enabled, _state.inference = self.prev
 
     def clone(self):
         return self.__class__(self.mode)

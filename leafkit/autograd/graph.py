@@ -25,6 +25,11 @@ from . import anomaly_mode
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable", "api"]
 
 _BACKWARD_SUFFIX = re.compile(r"Backward0?$|Backward(?=\d+$)")  # ExpBackward0 -> Exp, MaxBackward1 -> Max1
+
+
+def short_name(name: str) -> str:
+    """A node name as PyTorch's error messages write it: ``ExpBackward0`` -> ``Exp``, ``MaxBackward1`` -> ``Max1``."""
+    return _BACKWARD_SUFFIX.sub("", name)
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
 
 RELEASED_MESSAGE = (
@@ -131,7 +136,7 @@ class SavedVariable:
             shape = ", ".join(map(str, self.data.shape))
             producer = self.producer if self.producer is None or isinstance(self.producer, str) else \
                 self.producer.name()
-            where = f", which is output {self.output_nr} of {_BACKWARD_SUFFIX.sub('', producer)}," \
+            where = f", which is output {self.output_nr} of {short_name(producer)}," \
                 if producer else ""
             hint = HINT_ANOMALY if anomaly_mode.is_anomaly_enabled() else HINT_PLAIN
             raise RuntimeError(
