@@ -51,7 +51,7 @@ def test_names_classes_and_screenshots_are_distinct():
         values = [getattr(e, attr) for e in EXPLORERS]
         assert len(set(values)) == len(values), attr
     assert [e.slug for e in EXPLORERS] == ["leaf_explorer", "grad_mode_explorer", "backward_explorer",
-                                            "detach_explorer", "leaf_quiz"]
+                                            "detach_explorer", "leaf_quiz", "backward_stepper"]
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
