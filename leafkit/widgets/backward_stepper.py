@@ -68,11 +68,14 @@ __all__ = ["BackwardStepper", "StepRecord", "PassDrawing"]
 MAX_ROWS = 12
 #: Up to this many elements, a gradient is written on an edge with its values; above, its shape.
 EDGE_VALUES = 4
+#: ... in the table; sentences write up to 8.
+TABLE_VALUES = 12
 
 CURRENT = "#ef6c00"  # the node that just ran, and the edges it sent along
 READY = "#ef6c00"
 SENT = "#1565c0"  # an edge that carried a gradient
 PENDING = "#9e9e9e"
+OUTPUT_CSS = "#caff70"  # COLORS["output"] (Graphviz's darkolivegreen1) as CSS knows it
 
 #: Everything this explorer writes, per language; the Chinese sentences mark code with backticks.
 TEXT = {
@@ -123,7 +126,8 @@ TEXT = {
         "freed_mark": "(freed)",
         "skipped_mark": "(skipped)",
         "shape": "shape {shape}",
-        "caption": "Backward graph \u00b7 gradients flow down, from {loss} to the leaves",
+        "big": "a tensor of shape {shape}",
+        "caption": "Backward graph \u00b7 gradients flow down to the leaves",
         "legend_now": "ran at this step",
         "legend_done": "ran earlier",
         "legend_wait": "waiting",
@@ -250,7 +254,8 @@ TEXT = {
         "freed_mark": "（已释放）",
         "skipped_mark": "（跳过）",
         "shape": "形状 {shape}",
-        "caption": "反向计算图 \u00b7 梯度从 {loss} 向下流到叶子张量",
+        "big": "形状为 {shape} 的张量",
+        "caption": "反向计算图 \u00b7 梯度自上而下流向叶子张量",
         "legend_now": "这一步运行的节点",
         "legend_done": "之前运行过",
         "legend_wait": "等待中",
@@ -626,12 +631,14 @@ class BackwardStepper(Explorer):
     TOUR = (
         ("step", None),
         ("step", None),
-        ("step", None),
         ("back", None),
-        ("step", None),
         ("run", None),
         ("back", None),
         ("reset", None),
+        ("step", None),
+        ("step", None),
+        ("step", None),
+        ("step", None),
     )
     EXAMPLE = (
         "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
@@ -1024,8 +1031,13 @@ class BackwardStepper(Explorer):
         self._update()
 
     # -- what the view shows ----------------------------------------------------------
-    def _value(self, t) -> str:
-        return self._t("none") if t is None else format_value(t)
+    def _value(self, t, limit: int = 8) -> str:
+        """A tensor as a sentence or the table writes it: its repr, or, above ``limit`` elements, its shape."""
+        if t is None:
+            return self._t("none")
+        if _numel(tuple(t.shape)) > limit:
+            return self._t("big", shape=_shape_text(tuple(t.shape)))
+        return format_value(t)
 
     def _short(self, t) -> str:
         """A gradient written on an edge: its values (``[2., 4.]``) or, when big, its shape."""
@@ -1057,9 +1069,9 @@ class BackwardStepper(Explorer):
             ],
             "hooks": list(rec.hooks),
             "printed": rec.printed,
-            "retained": {self._tensor_name(t): self._value(rec.after[id(t)][2]) for t in rec.retained},
+            "retained": {self._tensor_name(t): _repr(rec.after[id(t)][2]) for t in rec.retained},
             "accumulated": None if acc is None else self.name_of(acc, "?"),
-            "grad": None if acc is None else self._value(rec.after[id(acc)][2]),
+            "grad": None if acc is None else _repr(rec.after[id(acc)][2]),
             "freed": rec.freed,
             "skipped": rec.skipped,
         }
@@ -1127,7 +1139,7 @@ class BackwardStepper(Explorer):
         self._set_explanation(self._explain(shown))
         self.step_button.disabled = self.run_button.disabled = self.finished
         self.back_button.disabled = self.reset_button.disabled = self.cursor == 0
-        self._show_drawing(self._draw(), caption=self._t("caption", loss=self.loss_name))
+        self._show_drawing(self._draw(), caption=self._t("caption"))
 
     def _render_table(self, shown) -> None:
         t = self._t
@@ -1135,11 +1147,13 @@ class BackwardStepper(Explorer):
         visible = shown[-MAX_ROWS:]
         for rec, row in zip(visible, self.rows[-MAX_ROWS:]):
             gin = []
-            for g in row["grad_in"]:
-                gin.append(mono(g) if g is not None else f'<span style="color:{MUTED}">None</span>')
+            for g in rec.grad_outputs:
+                gin.append(
+                    mono(self._value(g, TABLE_VALUES)) if g is not None else f'<span style="color:{MUTED}">None</span>'
+                )
             if len(rec.contributions) > 1:
                 parts = "<br>".join(
-                    f'<span style="color:{MUTED}">{esc(src)}:</span> {mono(format_value(g))}'
+                    f'<span style="color:{MUTED}">{esc(src)}:</span> {mono(self._value(g, TABLE_VALUES))}'
                     for _, src, g in rec.contributions
                 )
                 gin.append(
@@ -1147,8 +1161,8 @@ class BackwardStepper(Explorer):
                     f"{esc(t('sum_of', n=len(rec.contributions)))}</span><br>{parts}</div>"
                 )
             sent = []
-            for e in row["edges"]:
-                line = f"\u2192 <b>{esc(e['to'])}</b>: {mono(e['grad']) if e['grad'] else 'None'}"
+            for (_nxt, _nr, g, _frm), e in zip(rec.edges, row["edges"]):
+                line = f"\u2192 <b>{esc(e['to'])}</b>: {mono(self._value(g, TABLE_VALUES))}"
                 if e["summed_from"] is not None:
                     line += (
                         f' <span style="color:{CURRENT};font-size:12px">'
@@ -1159,13 +1173,24 @@ class BackwardStepper(Explorer):
             if not sent and not rec.skipped and not I.is_accumulate_grad(rec.node):
                 sent.append(f'<span style="color:{MUTED}">{esc(t("nothing_sent"))}</span>')
             also = []
-            if row["accumulated"] is not None:
-                before = rec.before[id(rec.accumulated)][2]
-                also.append(esc(t("acc_cell", leaf=row["accumulated"], before=self._value(before), after=row["grad"])))
+            if rec.accumulated is not None:
+                leaf = rec.accumulated
+                also.append(
+                    _with_code(
+                        t("acc_cell", leaf=row["accumulated"], before="\x00", after="\x01"),
+                        self._value(rec.before[id(leaf)][2], TABLE_VALUES),
+                        self._value(rec.after[id(leaf)][2], TABLE_VALUES),
+                    )
+                )
             for kind in row["hooks"]:
                 also.append(esc(t("hook_cell", kind=t(_hook_key(kind)))))
-            for name, v in row["retained"].items():
-                also.append(esc(t("retained_cell", t=name, v=v)))
+            for r in rec.retained:
+                also.append(
+                    _with_code(
+                        t("retained_cell", t=self._tensor_name(r), v="\x00"),
+                        self._value(rec.after[id(r)][2], TABLE_VALUES),
+                    )
+                )
             if row["printed"]:
                 also.append(esc(t("printed_cell", text=row["printed"].strip())))
             if row["skipped"]:
@@ -1369,7 +1394,7 @@ class BackwardStepper(Explorer):
             (sw("#ffffff", PENDING), t("legend_wait")),
             (sw("#ffffff", READY, "dashed", 2), t("legend_ready")),
             (sw(COLORS["leaf"]), t("legend_leaf")),
-            (sw(COLORS["output"]), t("legend_out")),
+            (sw(OUTPUT_CSS), t("legend_out")),
             (sw(COLORS["freed"], PENDING, "dashed"), t("legend_freed")),
             (f'<span style="color:{SENT};margin-right:4px;font-family:{MONO}">\u2193 [1.]</span>', t("legend_edge")),
         ]
@@ -1533,6 +1558,19 @@ class BackwardStepper(Explorer):
         except Exception:
             pass
         return "?"
+
+
+def _repr(t):
+    """The tensor's repr (``None`` stays None): what the rows hold, in every language."""
+    return None if t is None else format_value(t)
+
+
+def _with_code(text: str, *values) -> str:
+    """``text`` escaped, with its placeholders ``\\x00``, ``\\x01`` ... replaced by ``values`` in the code font."""
+    out = esc(text)
+    for i, v in enumerate(values):
+        out = out.replace(chr(i), mono(v))
+    return out
 
 
 def _hook_key(kind: str) -> str:

@@ -396,3 +396,17 @@ def test_table_keeps_the_latest_rows(no_dot):
     assert len(ex.rows) == 17
     assert ex.table_view.value.count("<tr") == 13 and "scrolled away" in ex.table_view.value
     assert re.search(r"steps 1\u20135 scrolled away", ex.table_view.value)
+
+
+def test_big_gradients_are_written_by_their_shape(no_dot):
+    """Sentences, the table and the edges write a big gradient as its shape; the rows keep its value."""
+    W = leafkit.ones(3, 5, requires_grad=True)
+    loss = (W * 2).sum()
+    ex = BackwardStepper(loss)
+    ex.run()
+    assert "AccumulateGrad added a tensor of shape (3, 5) into W.grad" in ex.explanation
+    assert ex.rows[-1]["grad"] == repr(W.grad)
+    assert "shape (3, 5)" in ex.drawing.source and "tensor([[2." not in ex.table_view.value
+    zh = BackwardStepper((W * 2).sum(), lang="zh")
+    zh.run()
+    assert "形状为 (3, 5) 的张量" in zh.explanation
