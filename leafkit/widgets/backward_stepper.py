@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import re
 import sys
 import warnings
 
@@ -66,6 +67,14 @@ __all__ = ["BackwardStepper", "StepRecord", "PassDrawing"]
 
 #: How many step rows the table shows (the latest ones).
 MAX_ROWS = 12
+#: The nodes of operations that broadcast their inputs (PyTorch's names): their gradient for a broadcast input
+#: has the output's shape and is summed back to the input's shape.  Only these are labelled "summed": a
+#: smaller gradient from another node (StackBackward0, CatBackward0 ...) is a slice, not a sum.
+BROADCASTING = re.compile(
+    r"^(Add|Sub|Rsub|Mul|Div|Pow|Where|Maximum|Minimum|Fmax|Fmin|Atan2|Hypot|Lerp|Addcmul|Addcdiv|Clamp|"
+    r"Copysign|Fmod|Remainder|Xlogy|Expand|Addmm|Addmv|Addr|Baddbmm|Addbmm|LogAddExp|LogAddExp2|"
+    r"BinaryCrossEntropyWithLogits)Backward\d*$"
+)
 #: Up to this many elements, a gradient is written on an edge with its values; above, its shape.
 EDGE_VALUES = 4
 #: ... in the table; sentences write up to 8.
@@ -155,6 +164,8 @@ TEXT = {
         ),
         "sent": "It sent {sends}.",
         "send": "{g} to {target}",
+        "send_join": ", ",
+        "send_and": " and ",
         "send_summed": (
             "The gradient for {target} was summed from shape {frm} back to {to}: that input was "
             "broadcast in the forward pass, so the gradients of all its copies add up."
@@ -277,8 +288,10 @@ TEXT = {
         ),
         "ran": "第 {k} 步：{node} 收到 {gin}{added}。{sent}",
         "added": "，这是沿不同路径传来的 {n} 个梯度之和（{parts}）：流向同一个张量的梯度会累加",
-        "sent": "它传出了 {sends}。",
-        "send": "给 {target} 的 {g}",
+        "sent": "它传出的梯度：{sends}。",
+        "send": "给 {target} 的是 {g}",
+        "send_join": "；",
+        "send_and": "；",
         "send_summed": (
             "给 {target} 的梯度从形状 {frm} 求和回到 {to}：前向计算时这个输入被广播（broadcast）过，"
             "它的各个副本的梯度要加在一起。"
@@ -712,7 +725,7 @@ class BackwardStepper(Explorer):
             [self.step_button, self.run_button, self.back_button, self.reset_button],
             layout=W.Layout(align_items="center", flex_flow="row wrap"),
         )
-        self._assemble([row], left_extra=[self.output_view], left_width="620px")
+        self._assemble([row], left_extra=[self.output_view], left_width="700px")
         self.refresh()
 
     def _controls(self) -> list:
@@ -887,7 +900,12 @@ class BackwardStepper(Explorer):
             if nxt is None:
                 continue
             frm = None
-            if g is not None and len(st.grad_outputs) == 1 and st.grad_outputs[0] is not None:
+            if (
+                g is not None
+                and len(st.grad_outputs) == 1
+                and st.grad_outputs[0] is not None
+                and BROADCASTING.match(I.node_name(st.node))
+            ):
                 out_shape, in_shape = tuple(st.grad_outputs[0].shape), tuple(g.shape)
                 if (
                     in_shape != out_shape
@@ -1234,11 +1252,11 @@ class BackwardStepper(Explorer):
         )
 
     # -- sentences ----------------------------------------------------------------------
-    def _join(self, items) -> str:
+    def _join(self, items, join: str = "join", last: str = "and") -> str:
         items = list(items)
         if len(items) <= 1:
             return "".join(items)
-        return self._t("join").join(items[:-1]) + self._t("and") + items[-1]
+        return self._t(join).join(items[:-1]) + self._t(last) + items[-1]
 
     def _explain(self, shown) -> str:
         t = self._t
@@ -1356,7 +1374,7 @@ class BackwardStepper(Explorer):
                     summed.append(
                         t("send_summed", target=target, frm=_shape_text(frm), to=_shape_text(tuple(g.shape))).strip()
                     )
-            sent = t("sent", sends=self._join(sends)) if sends else t("sent_nothing")
+            sent = t("sent", sends=self._join(sends, "send_join", "send_and")) if sends else t("sent_nothing")
             if summed:
                 sent += sep + sep.join(summed)
             head = t("ran", k=rec.index, node=self.label(node), gin=gin, added=added, sent=sent)
@@ -1583,4 +1601,7 @@ def _dot_esc(s: str) -> str:
 
 
 def mono(s) -> str:
-    return f'<code style="font-family:{MONO};font-size:12.5px;background:none;white-space:pre">{esc(s)}</code>'
+    """Code font; a short one-line value never breaks, a long or multi-line one wraps (keeping its layout)."""
+    s = str(s)
+    space = "pre" if len(s) <= 30 and "\n" not in s else "pre-wrap"
+    return f'<code style="font-family:{MONO};font-size:12.5px;background:none;white-space:{space}">{esc(s)}</code>'

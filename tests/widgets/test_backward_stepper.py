@@ -410,3 +410,25 @@ def test_big_gradients_are_written_by_their_shape(no_dot):
     zh = BackwardStepper((W * 2).sum(), lang="zh")
     zh.run()
     assert "形状为 (3, 5) 的张量" in zh.explanation
+
+
+def test_only_broadcast_inputs_are_summed_back(no_dot):
+    """A smaller gradient is 'summed back' only where the op broadcast that input (mul, add, expand ...);
+    stack and cat hand each input its own slice, which is no sum."""
+    x = leafkit.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    stacked = leafkit.stack([x[0] * x[1], x[1] + x[2], x[0] ** 2])
+    joined = leafkit.cat([x[:1], x[1:]])
+    row = leafkit.tensor([[1.0, 2.0]], requires_grad=True)
+    wide = row.expand(3, 2)
+    scale = leafkit.tensor(2.0, requires_grad=True)
+    loss = stacked.sum() + (joined * scale).sum() + wide.sum()
+    ex = BackwardStepper(loss)
+    ex.run()
+    summed = {(r["node"], e["to"]): e["summed_from"] for r in ex.rows for e in r["edges"] if e["summed_from"]}
+    assert summed == {
+        ("MulBackward0", "AccumulateGrad (scale)"): (3,),
+        ("ExpandBackward0", "AccumulateGrad (row)"): (3, 2),
+    }
+    assert not any(
+        e["summed_from"] for r in ex.rows if r["node"] in ("StackBackward0", "CatBackward0") for e in r["edges"]
+    )
