@@ -519,7 +519,9 @@ def _broadcasts_to(small, big) -> bool:
 
 
 def _shape_text(shape) -> str:
-    return I.shape_str(type("S", (), {"shape": tuple(shape)})())
+    """``(3,)``, ``(2, 3)``, ``()``: a shape as the drawings write it (torchviz's style)."""
+    shape = tuple(int(s) for s in shape)
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def caller_names(skip: str = "leafkit.widgets") -> dict:
