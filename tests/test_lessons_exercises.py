@@ -59,6 +59,11 @@ WRONG = {
         ),
         3: ("weight = torch.randn(2, 2, requires_grad=True).cuda()", "weight = [[0.0, 0.0], [0.0, 0.0]]"),
     },
+    "05_gradients_add_up": {
+        1: ("answer_1 = 6.0", "answer_1 = '8'"),
+        2: ("answer_2 = 3", "answer_2 = [4]"),
+        3: ("answer_3 = [0.0, 0.0, 1.0]", "answer_3 = '010'"),
+    },
     "06_gradients_of_gradients": {
         1: ("answer_1 = 32.0", "answer_1 = '48'"),
         2: ("answer_2 = (True, False, True)", "answer_2 = 'False, True, True'"),

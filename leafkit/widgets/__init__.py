@@ -9,6 +9,8 @@
 - :class:`DetachExplorer`: ``y = x.detach()`` shares storage; in-place edits,
   the version counter and the "modified by an inplace operation" error.
 - :class:`LeafQuiz`: predict ``is_leaf`` / ``requires_grad`` for seed 001's a..k.
+- :class:`BackwardStepper`: one ``backward()`` pass on any graph the learner builds, one
+  node at a time (gradients on the edges, ``AccumulateGrad``, hooks, freed saved tensors).
 
 Each explorer runs the code it shows in leafkit, is constructible without a
 browser (drive it from Python: set a control's ``.value``, call a button's
@@ -44,6 +46,7 @@ REGISTRY = (
     ("backward_explorer", "BackwardExplorer"),
     ("detach_explorer", "DetachExplorer"),
     ("quiz", "LeafQuiz"),
+    ("backward_stepper", "BackwardStepper"),
 )
 
 #: :class:`ExplorerEntry` per registered explorer (``.name``, ``.cls``, ``.slug``, ``.css_class``, ``.summary()``).

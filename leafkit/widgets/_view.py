@@ -332,6 +332,12 @@ class DrawingPane:
     and the installation hint from :mod:`leafkit.viz`; when ``dot`` is
     installed but fails, the text tree and what ``dot`` said.
 
+    Parameters
+    ----------
+    legend : bool or callable, default True
+        The legend under the drawing: the variables view's (:func:`legend_html`) when True, none
+        when False, or ``legend(lang)`` (trusted HTML) for a drawing of another kind.
+
     Attributes
     ----------
     view : ipywidgets.HTML
@@ -395,7 +401,10 @@ class DrawingPane:
         cap = (f'<div style="font-family:{FONT};font-size:12px;color:{MUTED};font-weight:600;'
                f'text-transform:uppercase;letter-spacing:.04em;margin-bottom:3px">{esc(self.caption)}</div>'
                if self.caption else "")
-        self.view.value = cap + body + (legend_html(self.lang) if self.legend and not self.fallback else "")
+        legend = ""
+        if self.legend and not self.fallback:
+            legend = self.legend(self.lang) if callable(self.legend) else legend_html(self.lang)
+        self.view.value = cap + body + legend
 
     def clear(self, note: str = "") -> None:
         """Show nothing (or a short note) instead of a drawing."""

@@ -124,7 +124,8 @@ def test_exercise_all_drives_a_lesson_like_notebook(lab, scratch_dir):
              "from leafkit.widgets import *",
              "LeafExplorer(False, ['clone()'])", "GradModeExplorer(op='+')",
              "BackwardExplorer(retain_grad=['z'], retain_graph=True)", "DetachExplorer(actions=['y.add_(1)'])",
-             "LeafQuiz()"]
+             "LeafQuiz()",
+             "a = leafkit.tensor([1.0, 2.0], requires_grad=True)\nBackwardStepper((a * a + a).sum(), retain_graph=True)"]
     lab.page.set_viewport_size({"width": 1400, "height": 2000})
     lab.open_notebook(write_notebook(scratch_dir / "lesson_like.ipynb", cells))
     drv.hide_left_sidebar(lab)

@@ -29,6 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from leafkit.widgets import EXPLORERS
 from leafkit.widgets.quiz import UNANSWERED
+from stepper_oracle import check_stepper, torch_pass
 from widget_checks import as_torch, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.parity
@@ -169,8 +170,22 @@ def oracle_quiz(ex, torch):
             assert (n in ex.checked) == (UNANSWERED not in p.values())
 
 
+_STEPPER_TRACES: dict = {}
+
+
+def oracle_stepper(ex, torch):
+    """The steps shown so far are the first steps of PyTorch's own pass over the example's graph (node pre- and
+    post-hooks on every node), and every .grad is what PyTorch has at that point of its pass."""
+    program = type(ex).example_code().rsplit("\n", 1)[0]   # the cell without its last line (the explorer)
+    key = (program, ex.code)
+    if key not in _STEPPER_TRACES:
+        assert ex.code == "loss.backward()"
+        _STEPPER_TRACES[key] = torch_pass(torch, program)
+    check_stepper(ex, _STEPPER_TRACES[key])
+
+
 ORACLES = {"LeafExplorer": oracle_leaf, "GradModeExplorer": oracle_grad_mode, "BackwardExplorer": oracle_backward,
-           "DetachExplorer": oracle_detach, "LeafQuiz": oracle_quiz}
+           "DetachExplorer": oracle_detach, "LeafQuiz": oracle_quiz, "BackwardStepper": oracle_stepper}
 
 
 def test_every_registered_explorer_has_an_oracle():
@@ -199,7 +214,8 @@ def learner_machine(entry, torch):
                 return
             assert ex.internal_errors == [], ex.internal_errors
             views = [ex.code_view, ex.table_view, ex.message_view, ex.explanation_view, ex.drawing_view,
-                     getattr(ex, "feedback_view", ex.code_view), getattr(ex, "warning_view", ex.code_view)]
+                     getattr(ex, "feedback_view", ex.code_view), getattr(ex, "warning_view", ex.code_view),
+                     getattr(ex, "output_view", ex.code_view)]
             for v in views:
                 for marker in PROBLEM_MARKERS:
                     assert marker not in v.value, (marker, v.value[:500])

@@ -51,7 +51,7 @@ def test_names_classes_and_screenshots_are_distinct():
         values = [getattr(e, attr) for e in EXPLORERS]
         assert len(set(values)) == len(values), attr
     assert [e.slug for e in EXPLORERS] == ["leaf_explorer", "grad_mode_explorer", "backward_explorer",
-                                            "detach_explorer", "leaf_quiz"]
+                                            "detach_explorer", "leaf_quiz", "backward_stepper"]
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
@@ -97,15 +97,15 @@ def test_a_new_explorer_reaches_the_readme_with_one_registry_line(monkeypatch):
     """What 'one line' buys: add an entry, and the README table has its row (and picture)."""
     mod = _script()
     extra = ExplorerEntry("LeafExplorer", "leaf_explorer")
-    fake = type("BackwardStepper", (Explorer,), {"TEXT": {"en": {"summary": "step through backward"},
-                                                          "zh": {"summary": "逐个节点走一遍反向传播"}}})
-    monkeypatch.setattr(ExplorerEntry, "cls", property(lambda self: fake if self.name == "BackwardStepper"
+    fake = type("GraphRewinder", (Explorer,), {"TEXT": {"en": {"summary": "rewind a graph"},
+                                                        "zh": {"summary": "把计算图倒回去"}}})
+    monkeypatch.setattr(ExplorerEntry, "cls", property(lambda self: fake if self.name == "GraphRewinder"
                                                        else getattr(widgets, self.name)))
-    monkeypatch.setattr(widgets, "EXPLORERS", EXPLORERS + (ExplorerEntry("BackwardStepper", "backward_stepper"),))
+    monkeypatch.setattr(widgets, "EXPLORERS", EXPLORERS + (ExplorerEntry("GraphRewinder", "graph_rewinder"),))
     table = mod.table("en")
-    assert "**`BackwardStepper`**: step through backward" in table
-    assert "![BackwardStepper](docs/screenshots/backward_stepper.png)" in table
-    assert "![BackwardStepper](docs/screenshots/zh/backward_stepper.png)" in mod.table("zh")
+    assert "**`GraphRewinder`**: rewind a graph" in table
+    assert "![GraphRewinder](docs/screenshots/graph_rewinder.png)" in table
+    assert "![GraphRewinder](docs/screenshots/zh/graph_rewinder.png)" in mod.table("zh")
     assert extra.slug == "leaf_explorer"
 
 

@@ -37,7 +37,8 @@ def test_constructible_and_displayable_without_a_browser(cls):
 def test_the_public_api_is_exported():
     import leafkit.widgets as w
 
-    assert w.__all__ == ["LeafExplorer", "GradModeExplorer", "BackwardExplorer", "DetachExplorer", "LeafQuiz"]
+    assert w.__all__ == ["LeafExplorer", "GradModeExplorer", "BackwardExplorer", "DetachExplorer", "LeafQuiz",
+                         "BackwardStepper"]
     assert leafkit.widgets.LeafExplorer is LeafExplorer
 
 
