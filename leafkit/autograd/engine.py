@@ -51,10 +51,13 @@ class BackwardStep:
         The node that ran (``AccumulateGrad`` for a leaf).
     grad_outputs : list
         The gradient arriving for each of the node's outputs (after tensor
-        hooks), as tensors; ``None`` where none arrived.
-    edges : list of (Node or None, int, Tensor or None)
+        hooks, as a node pre-hook sees it), as tensors; ``None`` where none
+        arrived.
+    edges : list of (Node or None, int, Tensor or None, tuple or None)
         What the node sent along each ``next_functions`` edge, already summed
-        back to the input's shape and cast to its dtype.
+        back to the input's shape and cast to its dtype, and the shape the
+        gradient had before the engine summed it back over broadcast
+        dimensions (``None`` when it already had the input's shape).
     hooks : list of str
         The hooks that ran: ``"tensor hook"``, ``"pre-hook"``, ``"post-hook"``.
     retained : list of Tensor
@@ -191,13 +194,13 @@ class _Pass:
                 step.skipped = True
             return None, False
         F = self.F
+        if step is not None:
+            step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
         if len(grads) > 1:
             grads = _fill_missing(node, grads, F)
         in_grads = _run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
         if node._post_hooks is not None:
             in_grads = _post_hooks(node, in_grads, grads, step)
-        if step is not None:
-            step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
         return in_grads, True
 
     def free(self, node, ran, step):
@@ -218,14 +221,16 @@ class _Pass:
             i += 1
             if nxt is None or (needed is not None and nxt not in needed):
                 if step is not None:
-                    step.edges.append((nxt, nr, None))
+                    step.edges.append((nxt, nr, None, None))
                 continue
             g = in_grads[i] if in_grads is not None else None
+            summed = None
             if g is not None:
                 m = meta[i]
                 if m is not None:
                     shape, dtype = m
                     if g.shape != shape:
+                        summed = tuple(g.shape)
                         g = self.F.sum_to(g, shape, node, i)
                     if g.dtype != dtype:
                         g = self.F.cast(g, dtype)
@@ -250,7 +255,7 @@ class _Pass:
                                 and old.base is None:
                             owned[id(old)] = old
             if step is not None:
-                step.edges.append((nxt, nr, _as_tensor(g, node._device)))
+                step.edges.append((nxt, nr, _as_tensor(g, node._device), summed))
             d = deps[nxt] - 1
             deps[nxt] = d
             if d == 0:
@@ -399,11 +404,11 @@ def _accumulate_step(node, grads, targets, capture, captured, create_graph, step
         return
     var = node.variable
     g = grads[0]
-    if step is not None:
-        step.grad_outputs = [_as_tensor(g, var._device)]
     if var._hooks:
         g = _run_tensor_hooks(var._hooks, g, var._device, step)
         owned = False
+    if step is not None:
+        step.grad_outputs = [_as_tensor(g, var._device)]
     if capture:
         for k, _ in targets[node]:
             captured[k] = g

@@ -50,7 +50,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
-import re
 import sys
 import warnings
 
@@ -67,14 +66,6 @@ __all__ = ["BackwardStepper", "StepRecord", "PassDrawing"]
 
 #: How many step rows the table shows (the latest ones).
 MAX_ROWS = 12
-#: The nodes of operations that broadcast their inputs (PyTorch's names): their gradient for a broadcast input
-#: has the output's shape and is summed back to the input's shape.  Only these are labelled "summed": a
-#: smaller gradient from another node (StackBackward0, CatBackward0 ...) is a slice, not a sum.
-BROADCASTING = re.compile(
-    r"^(Add|Sub|Rsub|Mul|Div|Pow|Where|Maximum|Minimum|Fmax|Fmin|Atan2|Hypot|Lerp|Addcmul|Addcdiv|Clamp|"
-    r"Copysign|Fmod|Remainder|Xlogy|Expand|Addmm|Addmv|Addr|Baddbmm|Addbmm|LogAddExp|LogAddExp2|"
-    r"BinaryCrossEntropyWithLogits)Backward\d*$"
-)
 #: Up to this many elements, a gradient is written on an edge with its values; above, its shape.
 EDGE_VALUES = 4
 #: ... in the table; sentences write up to 8.
@@ -508,16 +499,6 @@ def _numel(shape) -> int:
     return n
 
 
-def _broadcasts_to(small, big) -> bool:
-    """True when a tensor of shape ``small`` broadcasts to ``big`` (numpy's rule)."""
-    if len(small) > len(big):
-        return False
-    for a, b in zip(reversed(small), reversed(big)):
-        if a != b and a != 1:
-            return False
-    return True
-
-
 def _shape_text(shape) -> str:
     """``(3,)``, ``(2, 3)``, ``()``: a shape as the drawings write it (torchviz's style)."""
     shape = tuple(int(s) for s in shape)
@@ -893,28 +874,14 @@ class BackwardStepper(Explorer):
                 return None, exc
         rec = StepRecord(len(self.records) + 1, st)
         rec.printed = tee.buffer_.getvalue()
-        rec.grad_outputs = [_copy(g) for g in st.grad_outputs]
+        rec.grad_outputs = [_copy(g) for g in st.grad_outputs]  # None where no gradient arrived
         rec.contributions = list(self._incoming.pop(id(st.node), []))
-        if len(rec.grad_outputs) > 1:  # an output no gradient reached: None, as PyTorch's node pre-hooks see it
-            reached = {nr for nr, _, _ in rec.contributions}
-            rec.grad_outputs = [g if nr in reached else None for nr, g in enumerate(rec.grad_outputs)]
-        for nxt, nr, g in st.edges:
+        expand = I.node_name(st.node).startswith("Expand") and st.grad_outputs and st.grad_outputs[0] is not None
+        for nxt, nr, g, frm in st.edges:  # frm: the shape the engine summed the gradient back from
             if nxt is None:
                 continue
-            frm = None
-            if (
-                g is not None
-                and len(st.grad_outputs) == 1
-                and st.grad_outputs[0] is not None
-                and BROADCASTING.match(I.node_name(st.node))
-            ):
-                out_shape, in_shape = tuple(st.grad_outputs[0].shape), tuple(g.shape)
-                if (
-                    in_shape != out_shape
-                    and _numel(in_shape) < _numel(out_shape)
-                    and _broadcasts_to(in_shape, out_shape)
-                ):
-                    frm = out_shape
+            if expand and g is not None and tuple(g.shape) != tuple(st.grad_outputs[0].shape):
+                frm = tuple(st.grad_outputs[0].shape)  # ExpandBackward0 sums back over the expanded dimensions itself
             gc = _copy(g)
             rec.edges.append((nxt, nr, gc, frm))
             if gc is not None:

@@ -155,7 +155,6 @@ def torch_pass(torch, source: str) -> dict:
     order, children = walk([loss.grad_fn])
     pos = {id(fn): k for k, fn in enumerate(order)}
     events = []
-    arrived: dict = {}
 
     def pre(k, fn):
         def hook(grad_outputs):
@@ -170,9 +169,6 @@ def torch_pass(torch, source: str) -> dict:
                 if nxt is None:
                     continue
                 sent.append(rep(g))
-                if g is not None and hasattr(nxt, "variable"):
-                    j = pos[id(nxt)]
-                    arrived[j] = g.detach().clone() if j not in arrived else arrived[j] + g.detach()
             events[-1]["sent"] = sent
 
         return hook
@@ -196,11 +192,8 @@ def torch_pass(torch, source: str) -> dict:
     for h in handles:
         h.remove()
     step_of = {e["pos"]: i for i, e in enumerate(events)}
-    for e in events:
-        fn = order[e["pos"]]
+    for e in events:  # AccumulateGrad's grad_in is what its pre-hook saw: after the leaf's own hooks
         e.setdefault("sent", [])
-        if hasattr(fn, "variable"):  # what arrived at AccumulateGrad, before the leaf's hooks
-            e["grad_in"] = [rep(arrived.get(e["pos"]))]
     set_at = {}
     for n, t in tracked.items():
         fn = t.grad_fn
