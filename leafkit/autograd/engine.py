@@ -194,6 +194,11 @@ class _Pass:
                 step.skipped = True
             return None, False
         F = self.F
+        owned = self.owned
+        if owned:  # the formulas may pass a gradient on as it is (AddBackward0): it is no longer the engine's own
+            for g in grads:
+                if g is not None:
+                    owned.pop(id(g), None)
         if step is not None:
             step.grad_outputs = [_as_tensor(g, node._device) for g in grads]
         if len(grads) > 1:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 
 from .grad_mode import _state, no_grad
-from .graph import DelayedError, Node, SavedVariable, api
+from .graph import Error, Node, SavedVariable, api
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -101,8 +101,13 @@ class BackwardCFunction(Node, FunctionCtx):
             else:
                 raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
                                    f"{n_args}, got {len(res)})")
+        slots = self._slot_args
+        for i, r in enumerate(res):
+            if r is not None and i not in slots:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
         out = []
-        for i in self._slot_args:
+        for i in slots:
             r = res[i]
             if r is not None and not isinstance(r, api.tensor_type):
                 raise TypeError(f"function {self.name()} returned a gradient of type {type(r).__name__} at index "
@@ -147,6 +152,12 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        """The other style (PyTorch 2.0): ``forward(*args)`` without ``ctx``, then ``setup_context(ctx, inputs,
+        output)`` saves what backward needs.  A Function that overrides this is called that way."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
@@ -165,7 +176,11 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         Node.__init__(ctx)
         ctx.needs_input_grad = tuple(isinstance(a, T) and a._requires_grad for a in args)
         with no_grad():
-            out = cls.forward(ctx, *args)
+            if cls.setup_context is not Function.setup_context:  # forward(*args), then setup_context
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args)
         if not record:
             return out
         _connect(ctx, args)
@@ -173,7 +188,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         results = _attach_outputs(ctx, args, outs)
         to_save = ctx.__dict__.pop("_to_save", None)
         if to_save is not None:
-            ctx._stash = tuple(_save(t, args, results, ctx) for t in to_save)
+            ctx._stash = tuple(_save(t, k, results, ctx) for k, t in enumerate(to_save))
             ctx._had_saved = any(s is not None for s in ctx._stash)
         return tuple(results) if isinstance(out, tuple) else results[0]
 
@@ -228,12 +243,13 @@ def _attach_outputs(ctx, args, outs):
     return results
 
 
-def _save(t, args, results, ctx):
+def _save(t, k_arg, results, ctx):
     if t is None:
         return None
     T = api.tensor_type
     if not isinstance(t, T):
-        raise TypeError(f"save_for_backward can only save variables, but argument 0 is of type {type(t).__name__}")
+        raise TypeError(f"save_for_backward can only save variables, but argument {k_arg} is of type "
+                        f"{type(t).__name__}")
     for k, r in enumerate(results):
         if r is t:  # an output: saved without the tensor itself (no reference cycle)
             return SavedVariable(t._data, t._version_counter, None, k, ctx.name(), t._device)
@@ -245,7 +261,7 @@ def once_differentiable(fn):
     """Mark a Function's ``backward`` as not differentiable again (``torch.autograd.function.once_differentiable``).
 
     The backward runs with grad mode off.  In a recorded pass
-    (``create_graph=True``) its results are tied to a ``DelayedError`` node, so
+    (``create_graph=True``) its results are tied to an ``Error`` node (PyTorch's ``DelayedError``), so
     differentiating them again raises "trying to differentiate twice a
     function that was marked with @once_differentiable".
     """
@@ -260,15 +276,18 @@ def once_differentiable(fn):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
-        err = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
-                           [a._edge() if isinstance(a, api.tensor_type) and a._requires_grad else (None, 0)
-                            for a in args])
+        # As PyTorch's wrapper: the error node's inputs are detached copies of the outputs made to require grad
+        # (fake leaves), so the recorded graph stops there: differentiating through it raises, while
+        # autograd.grad(..., x, allow_unused=True) finds no path to x
+        fakes = [None if o is None else o.detach().requires_grad_() for o in outs]
+        err = Error("trying to differentiate twice a function that was marked with @once_differentiable",
+                           [(None, 0) if f is None else f._edge() for f in fakes])
         res = []
-        for k, o in enumerate(outs):
-            if o is None:
+        for k, f in enumerate(fakes):
+            if f is None:
                 res.append(None)
                 continue
-            o = o.detach()
+            o = f.detach()
             o._set_history(err, k)
             res.append(o)
         return res[0] if single else tuple(res)

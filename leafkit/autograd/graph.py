@@ -320,8 +320,12 @@ class AccumulateGrad(Node):
         return ()
 
 
-class DelayedError(Node):
-    """A node whose backward raises: what ``once_differentiable`` puts behind a gradient (PyTorch's name)."""
+class Error(Node):
+    """A node whose backward raises (PyTorch's ``torch::autograd::Error``, made by its ``DelayedError``
+    function): what ``once_differentiable`` puts behind the gradients it returns in a recorded pass."""
+
+    def name(self) -> str:
+        return "torch::autograd::Error"
 
     def __init__(self, message, edges):
         Node.__init__(self)
