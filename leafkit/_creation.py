@@ -84,10 +84,8 @@ def _flatten_check(data):
 
 
 def _tensors_to_values(data):
-    if isinstance(data, Tensor):
-        if data.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return data.item()
+    if isinstance(data, Tensor):  # each element becomes a Python scalar, with PyTorch's warning for one that
+        return data._scalar(warn=True)  # requires grad (the new tensor keeps no history)
     if isinstance(data, (list, tuple)):
         return [_tensors_to_values(x) for x in data]
     return data

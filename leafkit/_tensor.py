@@ -171,6 +171,7 @@ class Tensor:
     _grad = None
     _acc_ref = None
     _hooks = None
+    _post_acc_hooks = None  # register_post_accumulate_grad_hook's hooks (leaves only)
     _retains_grad = False
     _base = None            # for a view: the tensor whose storage it shares
     _inference = False      # made in inference mode
@@ -499,6 +500,29 @@ class Tensor:
         self._grad_fn._retain(self._output_nr, self)
         self._retains_grad = True
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` each time backward has added into this leaf's ``.grad`` (PyTorch 2.1+), for
+        example to step an optimizer per parameter.  Not called by ``autograd.grad``.
+
+        Returns
+        -------
+        RemovableHandle
+
+        Raises
+        ------
+        RuntimeError
+            "cannot register a hook on a tensor that doesn't require gradient"; "post accumulate grad hooks
+            cannot be registered on non-leaf tensors"; at backward time, "Tensor post accumulate grad hooks
+            should return None." for a hook that returns a tensor (a TypeError for any other value).
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = _HookDict()
+        return add_hook(self._post_acc_hooks, hook)
+
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
 
@@ -607,8 +631,21 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor") -> None:
+        """Swap the storage under this tensor (any shape, dtype or device), keeping its autograd state.
+
+        Raises
+        ------
+        TypeError
+            When ``value`` is not a tensor.
+        RuntimeError
+            When this tensor requires grad and ``value`` is not floating point or complex ("data set to a
+            tensor that requires gradients must be floating point or complex dtype").
+        """
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
+                               "dtype")
         self._data = value._data
         self._device = value._device
 

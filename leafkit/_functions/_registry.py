@@ -134,6 +134,8 @@ class OpSpec:
             attrs["_backward"] = fast
         self.node_cls = type(node, (OpNode,), attrs)
         self.node_name = self.node_cls.name(None) if "name" in attrs else node
+        # PyTorch's engine runs a NotImplemented node as soon as it is ready, as it does AccumulateGrad
+        self.first = self.node_name == "torch::autograd::NotImplemented"
         self._plans = {}
 
     def positions(self, n_args):
@@ -484,6 +486,7 @@ def _plain(spec, args, out, dev, need):
 
 
 _NO_EDGE = (None, 0)
+_FIRST = 1 << 62  # AccumulateGrad's place in the ready queue
 _NO_META1, _NO_META2 = (None,), (None, None)
 _NRS1 = (nrs((0,)), nrs((1,)))
 _NEEDS = {True: (True,), False: (False,)}
@@ -493,7 +496,7 @@ _NEEDS2 = {(a, b): (a, b) for a in (True, False) for b in (True, False)}
 def _new_node(spec, dev):
     cls = spec.node_cls
     node = cls.__new__(cls)
-    node._seq = next(_sequence)
+    node._seq = next(_sequence) if not spec.first else _FIRST
     node._stash = None
     node._device = dev
     node._had_saved = False

@@ -39,8 +39,9 @@ def _make_grads(outputs, grads, create_graph):
     Tensor = _tensor.Tensor
     if grads is None:
         grads = (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
+    if len(grads) < len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    grads = grads[:len(outputs)]  # PyTorch pairs them with zip: extra gradients are ignored
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if not isinstance(t, Tensor):

@@ -109,9 +109,20 @@ def _user_frames():
     return frames
 
 
+_parent = [None]  # the node whose backward is running (anomaly mode): it "induced" the nodes recorded meanwhile
+
+
+def set_parent(node):
+    """Set the node whose backward formulas run now; returns the previous one (the engine restores it)."""
+    prev, _parent[0] = _parent[0], node
+    return prev
+
+
 def record_traceback(node) -> None:
-    """Store the forward traceback on a new node (anomaly mode only)."""
+    """Store the forward traceback on a new node, and the node whose backward recorded it (anomaly mode only)."""
     node.metadata["traceback_"] = "".join(traceback.format_list(_user_frames()))
+    if _parent[0] is not None:
+        node.metadata["parent_"] = _parent[0]
 
 
 def report_error(node) -> None:
@@ -123,6 +134,12 @@ def report_error(node) -> None:
         return
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{tb}",
                   UserWarning, stacklevel=_stacklevel())
+    parent = node.metadata.get("parent_")
+    while parent is not None:  # a node recorded by a backward pass (create_graph): the forward behind it
+        tb = parent.__dict__.get("_metadata", {}).get("traceback_", "")
+        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+                      f"induced the previous calculation:\n{tb}", UserWarning, stacklevel=_stacklevel())
+        parent = parent.__dict__.get("_metadata", {}).get("parent_")
 
 
 def _stacklevel() -> int:

@@ -182,12 +182,9 @@ class _Pass:
         run = grads is not None and (grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads))
         targets = self.targets
         if targets is not None:
-            if run and self.capture and node in targets:
-                for k, nr in targets[node]:
-                    self.captured[k] = grads[nr]
-                if step is not None:
-                    step.captured = True
-            if not any(nxt in self.needed for nxt in node._next if nxt is not None):
+            if not self.runs(node):
+                if run and self.capture and node in targets:  # after the tensor's hooks, as PyTorch takes it
+                    self.take(node, grads, step)
                 return None, None  # an input of grad()/backward(inputs=): its gradient is taken, its node does not run
         if not run:
             if step is not None:
@@ -207,6 +204,17 @@ class _Pass:
         if node._post_hooks is not None:
             in_grads = _post_hooks(node, in_grads, grads, step)
         return in_grads, True
+
+    def runs(self, node) -> bool:
+        """Whether the node's formulas run: in a pass with ``inputs``, only if the node leads to one."""
+        return self.needed is None or any(nxt in self.needed for nxt in node._next if nxt is not None)
+
+    def take(self, node, grads, step):
+        """``autograd.grad``: take the gradient arriving at an input's node."""
+        for k, nr in self.targets[node]:
+            self.captured[k] = grads[nr]
+        if step is not None:
+            step.captured = True
 
     def free(self, node, ran, step):
         """Without ``retain_graph``, the node's saved tensors go once it ran."""
@@ -315,6 +323,9 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
             node = pop(heap)[2]
             grads = buffers.pop(node, None)
             step = BackwardStep(node) if trace else None
+            if capture and node in p.targets and node.__class__ is not AccumulateGrad and grads is not None \
+                    and p.runs(node) and any(g is not None for g in grads):
+                p.take(node, grads, step)  # a node that must run too: PyTorch takes the gradient before its hooks
             if grads is not None and (node._tensor_hooks is not None or node._retain_refs is not None or
                                       node._pre_hooks is not None):
                 grads = _before_node(node, grads, create_graph, step)
@@ -387,6 +398,7 @@ def _fill_missing(node, grads, F):
 
 def _run_node(node, grads, F):
     """Run one node in anomaly mode: show its forward traceback when it fails, and check for NaN."""
+    prev = anomaly_mode.set_parent(node)  # nodes this formula records (create_graph) remember who made them
     try:
         in_grads = node._backward(grads, F)
         if anomaly_mode._check_nan:
@@ -397,6 +409,20 @@ def _run_node(node, grads, F):
     except Exception:
         anomaly_mode.report_error(node)
         raise
+    finally:
+        anomaly_mode.set_parent(prev)
+
+
+def _post_accumulate_hooks(var, step) -> None:
+    """``register_post_accumulate_grad_hook``'s hooks, after ``.grad`` was written; they must return None."""
+    for fn in list(var._post_acc_hooks.values()):
+        r = fn(var)
+        if step is not None:
+            step.hooks.append("post-accumulate-grad hook")
+        if r is not None:
+            if isinstance(r, api.tensor_type):
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
 
 
 def _accumulate_step(node, grads, targets, capture, captured, create_graph, step, owned=False):
@@ -424,6 +450,8 @@ def _accumulate_step(node, grads, targets, capture, captured, create_graph, step
             var._accumulate_grad(g, create_graph, owned)
             if step is not None:
                 step.accumulated = var
+            if var._post_acc_hooks:
+                _post_accumulate_hooks(var, step)
         if node._post_hooks is not None:
             for fn in list(node._post_hooks.values()):
                 _call_node_hook(fn, ((), (g,)), var._device, 0)
