@@ -53,13 +53,30 @@ def _elems(domain):
         return st.floats(-3, 3, width=64).filter(lambda v: abs(v - np.floor(v) - 0.5) > 0.05)
     if domain == "away_from_int":    # floor/ceil/trunc jump at integers
         return st.floats(-3, 3, width=64).filter(lambda v: 0.05 < v - np.floor(v) < 0.95)
+    if domain == "unit":             # probabilities, clear of 0 and 1 (logit, binary_cross_entropy)
+        return st.floats(0.05, 0.95, width=64)
     return st.floats(-3, 3, allow_nan=False, width=64)
 
 
+def _clear_of(points, elements):
+    """Elements at least 0.05 away from each of ``points`` (an op's kinks and jumps)."""
+    return elements.filter(lambda v: all(abs(v - p) > 0.05 for p in points)) if points else elements
+
+
 @st.composite
-def same(draw, n=1, domain="real", shape=shapes):
+def same(draw, n=1, domain="real", shape=shapes, avoid=()):
     s = draw(shape)
-    return tuple(draw(hnp.arrays(np.float64, s, elements=_elems(domain))) for _ in range(n))
+    return tuple(draw(hnp.arrays(np.float64, s, elements=_clear_of(avoid, _elems(domain)))) for _ in range(n))
+
+
+@st.composite
+def offset_pair(draw, avoid=(0.0,)):
+    """``(a, b)`` of one shape with every ``|a - b|`` clear of ``avoid`` (the kinks of the l1-type losses)."""
+    s = draw(shapes)
+    a = draw(hnp.arrays(np.float64, s, elements=_elems("real")))
+    d = draw(hnp.arrays(np.float64, s, elements=st.floats(-3, 3, width=64).filter(
+        lambda v: all(abs(abs(v) - p) > 0.05 for p in avoid))))
+    return a, a - d
 
 
 @st.composite
@@ -316,6 +333,68 @@ def _fill_zero(lib, a):
     return c * a
 
 
+
+def _fn(lib):
+    return lib.nn.functional
+
+
+ROWS += [
+    # activations (torch.nn.functional), each with its *_backward op
+    Row("gelu", lambda lib, x: _fn(lib).gelu(x), same(), program=lambda lib, t: _fn(lib).gelu(t)),
+    Row("gelu_tanh", lambda lib, x: _fn(lib).gelu(x, approximate="tanh"), same(),
+        program=lambda lib, t: _fn(lib).gelu(t, approximate="tanh")),
+    Row("silu", lambda lib, x: _fn(lib).silu(x), same(), program=lambda lib, t: _fn(lib).silu(t)),
+    Row("silu_inplace", lambda lib, x: _fn(lib).silu(x * 1, inplace=True), same()),
+    Row("elu", lambda lib, x: _fn(lib).elu(x), same(domain="away_from_zero"), program=lambda lib, t: _fn(lib).elu(t)),
+    Row("elu_alpha", lambda lib, x: _fn(lib).elu(x, alpha=0.5), same(domain="away_from_zero")),
+    Row("elu_inplace", lambda lib, x: _fn(lib).elu(x * 1.5, alpha=2.0, inplace=True), same(domain="away_from_zero")),
+    Row("leaky_relu", lambda lib, x: _fn(lib).leaky_relu(x, 0.1), same(domain="away_from_zero"),
+        program=lambda lib, t: _fn(lib).leaky_relu(t, 0.2)),
+    Row("leaky_relu_inplace", lambda lib, x: _fn(lib).leaky_relu(x * 2, 0.3, inplace=True),
+        same(domain="away_from_zero")),
+    Row("softplus", lambda lib, x: _fn(lib).softplus(x), same(), program=lambda lib, t: _fn(lib).softplus(t)),
+    Row("softplus_beta", lambda lib, x: _fn(lib).softplus(x, beta=2.0, threshold=1.0),
+        same(avoid=(0.5,))),
+    Row("hardtanh", lambda lib, x: _fn(lib).hardtanh(x), same(avoid=(-1.0, 1.0)),
+        program=lambda lib, t: _fn(lib).hardtanh(t, -0.5, 0.5)),
+    Row("relu6", lambda lib, x: _fn(lib).relu6(x * 3), same(avoid=(0.0, 2.0)),
+        program=lambda lib, t: _fn(lib).relu6(t * 4)),
+    Row("hardtanh_inplace", lambda lib, x: _fn(lib).hardtanh(x * 1, -0.5, 2.0, inplace=True),
+        same(avoid=(-0.5, 2.0))),
+    Row("logsigmoid", lambda lib, x: _fn(lib).logsigmoid(x), same(), program=lambda lib, t: _fn(lib).logsigmoid(t)),
+    Row("logit", lambda lib, x: x.logit(), same(domain="unit"), program=lambda lib, t: t.sigmoid().logit()),
+    Row("logit_eps", lambda lib, x: lib.logit(x, eps=0.2), same(domain="unit", avoid=(0.2, 0.8))),
+    Row("clamp_min_number", lambda lib, x: x.clamp_min(0.5), same(avoid=(0.5,)),
+        program=lambda lib, t: t.clamp_min(-0.25)),
+    # losses
+    Row("l1_loss", lambda lib, a, b: _fn(lib).l1_loss(a, b), offset_pair()),
+    Row("l1_loss_none", lambda lib, a, b: _fn(lib).l1_loss(a, b, reduction="none"), offset_pair()),
+    Row("smooth_l1_loss", lambda lib, a, b: _fn(lib).smooth_l1_loss(a, b), offset_pair((0.0, 1.0))),
+    Row("smooth_l1_loss_sum_beta", lambda lib, a, b: _fn(lib).smooth_l1_loss(a, b, reduction="sum", beta=0.5),
+        offset_pair((0.0, 0.5))),
+    Row("smooth_l1_loss_none", lambda lib, a, b: _fn(lib).smooth_l1_loss(a, b, reduction="none", beta=2.0),
+        offset_pair((0.0, 2.0))),
+    Row("huber_loss", lambda lib, a, b: _fn(lib).huber_loss(a, b), offset_pair((1.0,))),
+    Row("huber_loss_none_delta", lambda lib, a, b: _fn(lib).huber_loss(a, b, reduction="none", delta=0.5),
+        offset_pair((0.5,))),
+    Row("huber_loss_sum", lambda lib, a, b: _fn(lib).huber_loss(a, b, reduction="sum", delta=2.0),
+        offset_pair((2.0,))),
+    Row("binary_cross_entropy", lambda lib, p, t: _fn(lib).binary_cross_entropy(p, t), same(2, domain="unit")),
+    Row("binary_cross_entropy_none", lambda lib, p, t: _fn(lib).binary_cross_entropy(p, t, reduction="none"),
+        same(2, domain="unit")),
+    Row("binary_cross_entropy_weight_sum", lambda lib, p, t: _fn(lib).binary_cross_entropy(
+        p, t, weight=lib.full(tuple(p.shape[-1:]), 1.5, dtype=lib.float64), reduction="sum"),
+        same(2, domain="unit")),
+    # normalisation and distance
+    Row("normalize", lambda lib, x: _fn(lib).normalize(x, dim=-1),
+        same(domain="away_from_zero", shape=shapes_1d_up)),
+    Row("normalize_p1", lambda lib, x: _fn(lib).normalize(x, p=1, dim=0),
+        same(domain="away_from_zero", shape=shapes_1d_up)),
+    Row("cosine_similarity", lambda lib, a, b: _fn(lib).cosine_similarity(a, b, dim=-1),
+        same(2, domain="away_from_zero", shape=shapes_1d_up)),
+    Row("cosine_similarity_broadcast", lambda lib, a, b: lib.cosine_similarity(a, b[:1], dim=-1),
+        same(2, domain="away_from_zero", shape=hnp.array_shapes(min_dims=2, max_dims=2, min_side=2, max_side=3))),
+]
 BY_NAME = {r.name: r for r in ROWS}
 PROGRAM_ROWS = [r for r in ROWS if r.program is not None]
 

@@ -8,7 +8,7 @@ op, installs the methods on ``Tensor``, and hands the autograd core the
 interface it needs (:data:`leafkit.autograd.graph.api`).
 
 Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
-:mod:`.linalg`, :mod:`.indexing`, :mod:`.copy`, :mod:`.loss`,
+:mod:`.linalg`, :mod:`.indexing`, :mod:`.copy`, :mod:`.loss`, :mod:`.activation`, :mod:`.distance`,
 :mod:`.inplace` (and the view machinery in :mod:`.views`), :mod:`.compare`.
 """
 from __future__ import annotations
@@ -24,6 +24,8 @@ from ._namespace import array_ns, tensor_ns
 from ._registry import PUBLIC, SPECS, apply, defop, public  # noqa: F401
 from . import inplace, elementwise, reduction, shape, linalg, copy, indexing, loss, compare  # noqa: F401,E401
 from . import nn_ops  # noqa: F401,E402  (the nn layers' ops: native_batch_norm)
+from . import activation  # noqa: F401,E402  (gelu, silu, elu, leaky_relu, softplus, hardtanh, log_sigmoid, logit)
+from . import distance  # noqa: F401,E402  (cosine_similarity)
 
 # numpy warns about inf/nan arithmetic; PyTorch never does.  The ops that commonly meet it use np.errstate;
 # this filter silences the rest, for warnings raised from leafkit's own op modules only.

@@ -1,5 +1,11 @@
-"""Losses: ``nll_loss`` (NllLossBackward0), ``mse_loss`` (MseLossBackward0) and
-``binary_cross_entropy_with_logits`` (BinaryCrossEntropyWithLogitsBackward0), with their backward ops.
+"""Losses: ``nll_loss`` (NllLossBackward0), ``mse_loss`` (MseLossBackward0), ``smooth_l1_loss``
+(SmoothL1LossBackward0), ``huber_loss`` (HuberLossBackward0), ``binary_cross_entropy``
+(BinaryCrossEntropyBackward0) and ``binary_cross_entropy_with_logits``
+(BinaryCrossEntropyWithLogitsBackward0), with their backward ops.  Their second-derivative formulas are
+PyTorch's (``FunctionsManual.cpp``: ``binary_cross_entropy_double_backward`` ...).
+
+``l1_loss`` is not an operation of its own either: PyTorch computes ``(input - target).abs()`` and its
+mean or sum (``MeanBackward0`` over ``AbsBackward0``); see :func:`leafkit.nn.functional.l1_loss`.
 
 ``cross_entropy`` is not an operation of its own, in leafkit as in PyTorch:
 it is ``nll_loss(log_softmax(input, 1), target)``, so its graph is
@@ -15,6 +21,7 @@ import numpy as np
 from .. import _dtype
 from ._base import array_module, as_array, promote
 from ._registry import defop
+from .activation import one_minus, type_as, clamp_min_no_grad, log_sigmoid
 
 NONE, MEAN, SUM = 0, 1, 2
 _REDUCTIONS = {"none": NONE, "mean": MEAN, "sum": SUM}
@@ -76,6 +83,234 @@ defop("mse_loss_backward", _mse_loss_backward, inputs=("grad_output", "self", "t
       grad_output=_mse_double_grad_output,
       self=lambda F, grad, grad_output, self, reduction: _mse_double(F, grad * grad_output, self, reduction),
       target=lambda F, grad, grad_output, target, reduction: -_mse_double(F, grad * grad_output, target, reduction))
+
+
+# -- smooth_l1_loss and huber_loss ---------------------------------------------------------------------------------
+def _elementwise_loss_args(self, target, kernel):
+    if self.dtype != target.dtype:
+        self, target = promote(self, target)
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.word(self.dtype)}'")
+    return self, target
+
+
+def _norm(self, reduction):
+    """The factor PyTorch's loss kernels scale a gradient by: ``1 / numel`` for "mean", else 1."""
+    return 1.0 / self.size if reduction == MEAN and self.size else 1.0
+
+
+def _smooth_l1_loss(self, target, reduction, beta):
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    self, target = _elementwise_loss_args(self, target, "smooth_l1_cpu")
+    xp = array_module(self)
+    t = self.dtype.type
+    with np.errstate(all="ignore"):
+        z = xp.abs(self - target)
+        loss = xp.where(z < beta, t(0.5) * z * z / t(beta) if beta else z, z - t(0.5 * beta))
+        return _reduce(as_array(loss.astype(self.dtype, copy=False)), reduction)
+
+
+def _smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+    self, target = _elementwise_loss_args(self, target, "smooth_l1_backward_cpu")
+    xp = array_module(self)
+    t = self.dtype.type
+    norm = t(_norm(self, reduction))
+    with np.errstate(all="ignore"):
+        x = self - target
+        inner = norm * x * grad_output / t(beta) if beta else x * 0
+        out = xp.where(x < -beta, -norm * grad_output, xp.where(x > beta, norm * grad_output, inner))
+        return as_array(xp.asarray(out, dtype=self.dtype))
+
+
+def _smooth_l1_double_backward(F, grad, self, target, reduction, beta):
+    """PyTorch's ``smooth_l1_loss_double_backward``: ``grad * (|self - target| < beta) / beta`` (/ numel for
+    "mean"); zeros for ``beta == 0``."""
+    if beta == 0:
+        return F.zeros_like(grad)
+    d = F.abs(self - target)
+    g = F.div_scalar(grad * type_as(F, d < beta, grad), beta)
+    if reduction == MEAN:
+        g = F.div_scalar(g, int(np.prod(self.shape)))
+    return g
+
+
+smooth_l1_loss_spec = defop(
+    "smooth_l1_loss", _smooth_l1_loss, inputs=("self", "target"),
+    self=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(grad, self, target, reduction,
+                                                                                  beta),
+    target=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(grad, target, self, reduction,
+                                                                                    beta))
+defop("smooth_l1_loss_backward", _smooth_l1_loss_backward, inputs=("grad_output", "self", "target"),
+      # a (N,)-shaped result for a 0-d grad_output is summed back by the engine (SumBackward0), as in PyTorch
+      grad_output=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(grad, self, target,
+                                                                                           reduction, beta),
+      self=lambda F, grad, grad_output, self, target, reduction, beta: _smooth_l1_double_backward(
+          F, grad * grad_output, self, target, reduction, beta),
+      target=lambda F, grad, grad_output, self, target, reduction, beta: -_smooth_l1_double_backward(
+          F, grad * grad_output, self, target, reduction, beta))
+
+
+def _huber_loss(self, target, reduction, delta):
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    out_dtype = self.dtype  # PyTorch writes into empty_like(input): the input's dtype, computed in the common one
+    self, target = _elementwise_loss_args(self, target, "huber_cpu")
+    xp = array_module(self)
+    t = self.dtype.type
+    with np.errstate(all="ignore"):
+        z = xp.abs(self - target)
+        loss = xp.where(z < delta, t(0.5) * z * z, t(delta) * (z - t(0.5 * delta)))
+        return _reduce(as_array(loss.astype(out_dtype, copy=False)), reduction)
+
+
+def _huber_loss_backward(grad_output, self, target, reduction, delta):
+    out_dtype = self.dtype
+    self, target = _elementwise_loss_args(self, target, "huber_backward_cpu")
+    xp = array_module(self)
+    t = self.dtype.type
+    norm = t(_norm(self, reduction))
+    with np.errstate(all="ignore"):
+        x = self - target
+        out = xp.where(x < -delta, -norm * grad_output * t(delta),
+                       xp.where(x > delta, norm * grad_output * t(delta), norm * x * grad_output))
+        return as_array(xp.asarray(out, dtype=out_dtype))
+
+
+def _huber_double_backward(F, grad, self, target, reduction, delta):
+    """PyTorch's ``huber_loss_double_backward``: ``grad * (|self - target| < delta)`` (/ numel for "mean")."""
+    g = grad * (F.abs(self - target) < delta)
+    if reduction == MEAN:
+        g = F.div_scalar(g, int(np.prod(self.shape)))
+    return g
+
+
+def _huber_double_backward_grad_output(F, grad, grad_output, self, target, reduction, delta):
+    """PyTorch's ``huber_loss_double_backward_grad_output``."""
+    if reduction == NONE:
+        return F.huber_loss_backward(grad, self, target, reduction, delta)
+    r = F.huber_loss_backward(F.ones_like(grad_output), self, target, reduction, delta)
+    return F.sum(r * grad)
+
+
+huber_loss_spec = defop(
+    "huber_loss", _huber_loss, inputs=("self", "target"),
+    self=lambda F, grad, self, target, reduction, delta: F.huber_loss_backward(grad, self, target, reduction, delta),
+    target=lambda F, grad, self, target, reduction, delta: F.huber_loss_backward(grad, target, self, reduction,
+                                                                                delta))
+defop("huber_loss_backward", _huber_loss_backward, inputs=("grad_output", "self", "target"),
+      grad_output=_huber_double_backward_grad_output,
+      self=lambda F, grad, grad_output, self, target, reduction, delta: _huber_double_backward(
+          F, grad * grad_output, self, target, reduction, delta),
+      target=lambda F, grad, grad_output, self, target, reduction, delta: -_huber_double_backward(
+          F, grad * grad_output, self, target, reduction, delta))
+
+
+# -- binary_cross_entropy ------------------------------------------------------------------------------------------
+_BCE_EPSILON = 1e-12
+
+
+def _check_bce(self, target):
+    if target.dtype != self.dtype:
+        raise RuntimeError(f"Found dtype {_dtype.word(target.dtype)} but expected {_dtype.word(self.dtype)}")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{_dtype.word(self.dtype)}'")
+
+
+def _binary_cross_entropy(self, target, weight, reduction):
+    _check_bce(self, target)
+    xp = array_module(self)
+    if not bool(((self >= 0) & (self <= 1)).all()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if not bool(((target >= 0) & (target <= 1)).all()):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    t = self.dtype.type
+    with np.errstate(all="ignore"):
+        # PyTorch clamps each log at -100, so a probability of exactly 0 or 1 gives a loss of 100, not inf
+        loss = ((target - t(1)) * xp.maximum(xp.log1p(-self), t(-100))
+                - target * xp.maximum(xp.log(self), t(-100)))
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(as_array(xp.asarray(loss, dtype=self.dtype)), reduction)
+
+
+def _binary_cross_entropy_backward(grad_output, self, target, weight, reduction):
+    _check_bce(self, target)
+    xp = array_module(self)
+    t = self.dtype.type
+    with np.errstate(all="ignore"):
+        g = grad_output * (self - target) / xp.maximum((t(1) - self) * self, t(_BCE_EPSILON))
+        if weight is not None:
+            g = g * weight
+        if reduction == MEAN:
+            g = g / t(self.size)
+        return as_array(xp.asarray(g, dtype=self.dtype))
+
+
+def _numel(x):
+    return int(np.prod(x.shape))
+
+
+def _bce_target_backward(F, grad, self, target, weight, reduction):
+    """PyTorch's ``binary_cross_entropy_target_backward``: ``-logit(self) * grad`` (* weight, / numel)."""
+    g = -F.logit(self) * grad
+    if weight is not None:
+        g = g * weight
+    if reduction == MEAN:
+        g = F.div_scalar(g, _numel(target))
+    return g
+
+
+def _bce_double_backward(F, grad, grad_output, self, target, weight, reduction):
+    """PyTorch's ``binary_cross_entropy_double_backward`` (the derivative of the backward by ``self``)."""
+    eps = _BCE_EPSILON
+    inp_pl_eps = F.add_scalar(self, eps)
+    one_m_inp_pl_eps = F.add_scalar(one_minus(F, self), eps)
+    g = ((self * self - F.mul_scalar(self, 2) * target + target)
+         / (F.pow(inp_pl_eps, 2) * F.pow(one_m_inp_pl_eps, 2)))
+    g = g * (grad * grad_output)
+    if weight is not None:
+        g = g * weight
+    if reduction == MEAN:
+        g = F.div_scalar(g, _numel(self))
+    return g
+
+
+def _bce_double_backward_target(F, grad, grad_output, self, target, weight, reduction):
+    """PyTorch's ``binary_cross_entropy_double_backward_target``."""
+    res = -grad * grad_output
+    if weight is not None:
+        res = res * weight
+    denom = clamp_min_no_grad(F, one_minus(F, self) * self, _BCE_EPSILON)
+    res = res / denom
+    if reduction == MEAN:
+        res = F.div_scalar(res, _numel(target))
+    return res
+
+
+def _bce_double_backward_grad_output(F, grad, self, target, weight, reduction):
+    """PyTorch's ``binary_cross_entropy_double_backward_grad_output``."""
+    eps = _BCE_EPSILON
+    ggo = (self - target) / (F.add_scalar(self, eps) * F.add_scalar(one_minus(F, self), eps))
+    ggo = ggo * grad
+    if weight is not None:
+        ggo = ggo * weight
+    if reduction == MEAN:
+        ggo = F.div_scalar(ggo, _numel(self))
+    return ggo  # for "mean"/"sum" the engine sums it to the 0-d grad_output's shape (SumBackward0), as PyTorch's
+
+
+bce_spec = defop(
+    "binary_cross_entropy", _binary_cross_entropy, inputs=("self", "target", "weight"),
+    not_differentiable=("weight",),
+    self=lambda F, grad, self, target, weight, reduction: F.binary_cross_entropy_backward(grad, self, target, weight,
+                                                                                         reduction),
+    target=_bce_target_backward)
+defop("binary_cross_entropy_backward", _binary_cross_entropy_backward,
+      inputs=("grad_output", "self", "target", "weight"), nondiff=("weight",),
+      grad_output=_bce_double_backward_grad_output,
+      self=_bce_double_backward,
+      target=_bce_double_backward_target)
 
 
 # -- nll_loss --------------------------------------------------------------------------------------------------
@@ -231,7 +466,7 @@ def _bce_self(F, grad, self, target, weight, pos_weight, reduction):
 
 def _bce_target(F, grad, self, target, weight, pos_weight, reduction):
     if pos_weight is not None:
-        g = (F.log_sigmoid(-self) - F.log_sigmoid(self) * pos_weight) * grad
+        g = (log_sigmoid(F, -self) - log_sigmoid(F, self) * pos_weight) * grad
     else:
         g = -self * grad
     if weight is not None:
@@ -244,5 +479,3 @@ def _bce_target(F, grad, self, target, weight, pos_weight, reduction):
 bce_with_logits_spec = defop(
     "binary_cross_entropy_with_logits", _bce_with_logits, inputs=("self", "target", "weight", "pos_weight"),
     not_differentiable=("weight", "pos_weight"), self=_bce_self, target=_bce_target)
-defop("log_sigmoid", lambda self: as_array(_log_sigmoid(self)), node="LogSigmoidBackward0",
-      self=lambda F, grad, self: grad * F.sigmoid(-self))

@@ -19,7 +19,24 @@ call                                        ``grad_fn`` of the result
 ``dropout(x, p)``                           ``MulBackward0`` (``x * mask``; ``x`` itself when
                                             ``training=False`` or ``p == 0``)
 ``batch_norm(x, rm, rv, w, b, training)``   ``NativeBatchNormBackward0``
+``gelu(x)``                                 ``GeluBackward0``
+``silu(x)``                                 ``SiluBackward0``
+``elu(x)``                                  ``EluBackward0`` (``EluBackward1`` in place)
+``leaky_relu(x, 0.1)``                      ``LeakyReluBackward0`` (``LeakyReluBackward1`` in place)
+``softplus(x)``                             ``SoftplusBackward0``
+``hardtanh(x)``, ``relu6(x)``               ``HardtanhBackward0``
+``logsigmoid(x)``                           ``LogSigmoidBackward0``
+``l1_loss(x, y)``                           ``MeanBackward0`` over ``AbsBackward0``
+``smooth_l1_loss(x, y)``                    ``SmoothL1LossBackward0``
+``huber_loss(x, y)``                        ``HuberLossBackward0``
+``binary_cross_entropy(p, t)``              ``BinaryCrossEntropyBackward0``
+``normalize(x)``                            ``DivBackward0`` (over ``ClampMinBackward0`` of the norm)
+``cosine_similarity(x, y)``                 ``SumBackward1`` (over ``MulBackward0``)
 ==========================================  ===================================================
+
+Each activation's derivative is itself an op (``gelu_backward`` ...), so
+``create_graph=True`` records PyTorch's ``GeluBackwardBackward0`` and the like
+and second derivatives work.
 """
 from __future__ import annotations
 
@@ -37,9 +54,15 @@ from .._creation import _finish, zeros
 from .._random import _rng
 from .. import _dtype
 from .._functions.nn_ops import native_batch_norm_spec
+from .._functions import activation as _A
+from .._functions.distance import cosine_similarity as _cosine_similarity
+from .._functions.inplace import inplace as _inplace
+from ..autograd.grad_mode import is_grad_enabled
 
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss",
-           "linear", "dropout", "batch_norm", "binary_cross_entropy_with_logits"]
+           "linear", "dropout", "batch_norm", "binary_cross_entropy_with_logits", "gelu", "silu", "elu", "elu_",
+           "leaky_relu", "leaky_relu_", "softplus", "hardtanh", "hardtanh_", "relu6", "logsigmoid", "l1_loss",
+           "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "normalize", "cosine_similarity"]
 
 
 def _check_tensor(fn: str, name: str, x) -> None:
@@ -623,3 +646,420 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
             raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match the broadcast shape "
                                f"[{', '.join(map(str, full))}]")
     return apply(_L.bce_with_logits_spec, (input, target, weight, pos_weight, red))
+
+
+# -- activations ---------------------------------------------------------------------------------------------------------
+def _activation(name, spec, input, args, inplace):
+    _check_tensor(name, "input", input)
+    if inplace:
+        return _inplace(input, spec, (input, *args))
+    return apply(spec, (input, *args))
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """GELU, ``x * Φ(x)`` with Φ the standard normal CDF (``GeluBackward0``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating dtype, any device.
+    approximate : {"none", "tanh"}
+        ``"tanh"``: PyTorch's approximation
+        ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
+
+    Returns
+    -------
+    Tensor
+        Same shape, dtype and device.  Its derivative is the op
+        ``gelu_backward`` (``GeluBackwardBackward0`` when recorded), so
+        second derivatives work.
+
+    Raises
+    ------
+    NotImplementedError
+        Integer or bool input ("\\"GeluKernelImpl\\" not implemented for 'Long'").
+    RuntimeError
+        Another ``approximate`` ("approximate argument must be either none or tanh.").
+    """
+    return _activation("gelu", _A.gelu_spec, input, (approximate,), False)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """SiLU (swish), ``x * sigmoid(x)`` (``SiluBackward0``).
+
+    The derivative is PyTorch's ``grad * σ(x) * (1 + x * (1 - σ(x)))``,
+    recorded as ordinary ops with ``create_graph=True``.  Floating input of
+    any shape and device; same shape, dtype and device out.  ``inplace=True``
+    writes into ``input`` (PyTorch's leaf in-place RuntimeError on a leaf that
+    requires grad).  Raises NotImplementedError for integer or bool input.
+    """
+    return _activation("silu", _A.silu_spec, input, (), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """ELU: ``x`` where x > 0, ``alpha * (exp(x) - 1)`` elsewhere (``EluBackward0``).
+
+    ``inplace=True`` (or :func:`elu_`) writes into ``input``; the node is
+    then ``EluBackward1``, which saves the result instead of the input, as in
+    PyTorch.  Floating input of any shape and device; same shape, dtype and
+    device out.  The derivative is the op ``elu_backward``
+    (``EluBackwardBackward0`` when recorded).  Raises NotImplementedError for
+    integer or bool input.
+    """
+    return _activation("elu", _A.elu_inplace_spec if inplace else _A.elu_spec, input, (float(alpha),), inplace)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu` (``EluBackward1``)."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where x > 0, ``negative_slope * x`` elsewhere (``LeakyReluBackward0``).
+
+    The gradient is 1 for x > 0 and ``negative_slope`` for x <= 0 (at 0
+    too, as in PyTorch).  ``inplace=True`` (or :func:`leaky_relu_`) writes
+    into ``input`` (``LeakyReluBackward1``, saving the result); its backward
+    raises RuntimeError for a negative slope, as PyTorch's does.  Floating
+    input of any shape and device; raises NotImplementedError for integer or
+    bool input.
+    """
+    spec = _A.leaky_relu_inplace_spec if inplace else _A.leaky_relu_spec
+    return _activation("leaky_relu", spec, input, (float(negative_slope),), inplace)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu` (``LeakyReluBackward1``)."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, a smooth ReLU (``SoftplusBackward0``).
+
+    Where ``beta * x > threshold`` the result is ``x`` itself (no overflow).
+    The derivative is ``sigmoid(beta * x)`` (the op ``softplus_backward``,
+    ``SoftplusBackwardBackward0`` when recorded).  Floating input of any shape
+    and device; raises NotImplementedError for integer or bool input.
+    """
+    return _activation("softplus", _A.softplus_spec, input, (beta, threshold), False)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]`` (``HardtanhBackward0``).
+
+    The gradient passes strictly inside the interval and is 0 at and beyond
+    its ends; nan passes through.  Integer input is allowed (same dtype
+    out).  ``inplace=True`` (or :func:`hardtanh_`) writes into ``input``.
+
+    Raises
+    ------
+    ValueError
+        "min_val cannot be greater than max_val".
+    RuntimeError
+        Bool input ("Bool inputs not supported for hardtanh"); uint8 input
+        with a negative limit.
+    """
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation("hardtanh", _A.hardtanh_spec, input, (min_val, max_val), inplace)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place :func:`hardtanh`."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``: PyTorch computes ``hardtanh(x, 0, 6)``, so the node is ``HardtanhBackward0``."""
+    _check_tensor("relu6", "input", input)
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed stably as ``min(x, 0) - log1p(exp(-|x|))`` (``LogSigmoidBackward0``).
+
+    Finite for any finite input (``logsigmoid(-1000.)`` is ``-1000.``, where
+    ``sigmoid(x).log()`` gives -inf).  The node saves ``self`` and a
+    ``buffer`` (``exp(-|x|)``) that its derivative, the op
+    ``log_sigmoid_backward``, reuses.  Floating input; NotImplementedError
+    for integer or bool input.
+    """
+    _check_tensor("logsigmoid", "input", input)
+    return apply(_A.log_sigmoid_spec, (input,))[0]
+
+
+# -- losses: l1, smooth l1, huber, binary cross-entropy --------------------------------------------------------------
+def _check_target(fn, target):
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{fn}(): argument 'target' (position 2) must be Tensor, not {type(target).__name__}")
+
+
+def _broadcast_pair(input: Tensor, target: Tensor):
+    """PyTorch's ``torch.broadcast_tensors(input, target)`` after its size warning: each tensor whose shape
+    differs from the common one is expanded (``ExpandBackward0``)."""
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", UserWarning, stacklevel=3)
+        shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
+        if tuple(input.shape) != shape:
+            input = input.expand(shape)
+        if tuple(target.shape) != shape:
+            target = target.expand(shape)
+    return input, target
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error: ``|input - target|``, averaged or summed.
+
+    Not an op of its own, as in PyTorch: ``(input - target).abs()`` then
+    ``mean()`` / ``sum()``, so the graph is ``MeanBackward0`` over
+    ``AbsBackward0`` over ``SubBackward0`` (the gradient at equal values is
+    0, ``sgn``'s).
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Shapes that broadcast (with PyTorch's UserWarning when they differ;
+        the one that differs is expanded).
+    reduction : {"mean", "sum", "none"}
+    weight : Tensor, optional
+        Same shape as ``input``: each error is multiplied by its weight, and
+        "mean" divides by ``weight.sum()`` (PyTorch 2.13's weighted form).
+
+    Raises
+    ------
+    RuntimeError
+        Shapes that do not broadcast; "mean" of integer tensors.
+    ValueError
+        An unknown ``reduction``; a ``weight`` whose size differs from
+        ``input``'s ("Weights and input must have the same size.").
+    """
+    _check_tensor("l1_loss", "input", input)
+    _check_target("l1_loss", target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    input, target = _broadcast_pair(input, target)
+    if weight is not None:
+        if weight.shape != input.shape:
+            raise ValueError("Weights and input must have the same size.")
+        errors = (input - target).abs() * weight
+        if reduction == "none":
+            return errors
+        if reduction == "sum":
+            return errors.sum()
+        if reduction == "mean":
+            return errors.sum() / weight.sum()
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    red = _L.reduction_enum(reduction)
+    loss = (input - target).abs()
+    return loss if red == _L.NONE else (loss.mean() if red == _L.MEAN else loss.sum())
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """Smooth L1 loss (``SmoothL1LossBackward0``): ``0.5 * d**2 / beta`` where ``d = |input - target| < beta``,
+    ``d - 0.5 * beta`` elsewhere.
+
+    Quadratic near zero, linear (like L1) for large errors.  ``beta=0``
+    gives :func:`l1_loss` (and its graph), as in PyTorch.  The derivative is
+    the op ``smooth_l1_loss_backward`` (``SmoothL1LossBackwardBackward0``).
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Floating tensors whose shapes broadcast (UserWarning when they
+        differ); mixed floating dtypes give the promoted dtype.
+    reduction : {"mean", "sum", "none"}
+    beta : float
+        Where the loss turns linear; must not be negative.
+
+    Raises
+    ------
+    RuntimeError
+        "smooth_l1_loss does not support negative values for beta."; shapes
+        that do not broadcast.
+    NotImplementedError
+        Integer inputs.
+    ValueError
+        An unknown ``reduction``.
+    """
+    _check_tensor("smooth_l1_loss", "input", input)
+    _check_target("smooth_l1_loss", target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    input, target = _broadcast_pair(input, target)
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    return apply(_L.smooth_l1_loss_spec, (input, target, _L.reduction_enum(reduction), float(beta)))
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """Huber loss (``HuberLossBackward0``): ``0.5 * d**2`` where ``d = |input - target| < delta``,
+    ``delta * (d - 0.5 * delta)`` elsewhere.
+
+    ``huber_loss`` is ``delta * smooth_l1_loss(beta=delta)``.  The result has
+    ``input``'s dtype (PyTorch writes into ``empty_like(input)``).  The
+    derivative is the op ``huber_loss_backward``
+    (``HuberLossBackwardBackward0``).
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Floating tensors whose shapes broadcast (UserWarning when they differ).
+    reduction : {"mean", "sum", "none"}
+    delta : float
+        Where the loss turns linear; must be positive.
+    weight : Tensor, optional
+        Same shape as ``input``: multiplies each element's loss (then
+        ``mean()``/``sum()``), PyTorch 2.13's weighted form.
+
+    Raises
+    ------
+    RuntimeError
+        "huber_loss does not support non-positive values for delta."; shapes
+        that do not broadcast.
+    NotImplementedError
+        Integer inputs.
+    ValueError
+        An unknown ``reduction``; a ``weight`` whose size differs from
+        ``input``'s.
+    """
+    _check_tensor("huber_loss", "input", input)
+    _check_target("huber_loss", target)
+    input, target = _broadcast_pair(input, target)
+    if weight is None:
+        return apply(_L.huber_loss_spec, (input, target, _L.reduction_enum(reduction), float(delta)))
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = apply(_L.huber_loss_spec, (input, target, _L.NONE, float(delta))) * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of probabilities: ``-w * [t log(p) + (1 - t) log(1 - p)]``
+    (``BinaryCrossEntropyBackward0``).
+
+    Each log is clamped at -100 (PyTorch's choice), so a probability of
+    exactly 0 or 1 gives a loss of 100, not inf.  Prefer
+    :func:`binary_cross_entropy_with_logits` on logits: ``sigmoid`` then this
+    loss rounds probabilities to 0 and 1 for large logits.  The derivative
+    by ``input`` is the op ``binary_cross_entropy_backward``
+    (``BinaryCrossEntropyBackwardBackward0``); by ``target`` it is
+    ``-logit(input) * grad`` (``NegBackward0`` over ``LogitBackward0``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Probabilities in [0, 1], any shape, floating dtype.
+    target : Tensor
+        Same shape and dtype as ``input``, values in [0, 1].  It may require
+        grad.
+    weight : Tensor, optional
+        Broadcast to ``target``'s shape (``expand``): rescales each
+        element's loss.  May not require grad.
+    reduction : {"mean", "sum", "none"}
+
+    Returns
+    -------
+    Tensor
+        0-d for "mean"/"sum", ``input``'s shape for "none".
+
+    Raises
+    ------
+    ValueError
+        A target size that differs from the input size ("Using a target size
+        (torch.Size([3])) that is different to the input size
+        (torch.Size([2])) is deprecated. Please ensure they have the same
+        size."); an unknown ``reduction``.
+    RuntimeError
+        "all elements of input should be between 0 and 1" (nan included),
+        the same for ``target``; a target dtype that differs from the
+        input's ("Found dtype Double but expected Float"); a ``weight`` that
+        does not broadcast or that requires grad ("The function
+        'binary_cross_entropy' is not differentiable with respect to
+        argument 'weight'...").
+    """
+    _check_tensor("binary_cross_entropy", "input", input)
+    _check_target("binary_cross_entropy", target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    red = _L.reduction_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        _check_tensor("binary_cross_entropy", "weight", weight)
+        new_size = broadcast_shapes(tuple(target.shape), tuple(weight.shape))
+        if tuple(weight.shape) != new_size:
+            weight = weight.expand(new_size)
+    return apply(_L.bce_spec, (input, target, weight, red))
+
+
+# -- normalize -----------------------------------------------------------------------------------------------------------
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """``input`` divided by its ``p``-norm along ``dim``: ``input / max(||input||_p, eps)``.
+
+    PyTorch's composition: ``input.norm(p, dim, keepdim=True).clamp_min(eps)
+    .expand_as(input)`` and a division, so the graph is ``DivBackward0`` over
+    ``ExpandBackward0`` over ``ClampMinBackward0`` over
+    ``LinalgVectorNormBackward0``.  A zero vector stays zero (its norm is
+    raised to ``eps``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating tensor, at least 1-D for the default ``dim=1`` ... any
+        device.
+    p : float
+        The norm's order (1 and 2 differentiable; ``inf`` too, without
+        gradient).
+    dim : int
+        The dimension of the vectors (default 1: the rows of a matrix).
+    eps : float
+        The smallest norm divided by.
+    out : Tensor, optional
+        Write the result here (same shape as ``input``); as in PyTorch, not
+        while ``input`` requires grad with grad mode on.
+
+    Raises
+    ------
+    IndexError
+        ``dim`` out of range.
+    RuntimeError
+        Integer input ("linalg.vector_norm: Expected a floating point or
+        complex tensor as input. Got Long"); ``out`` with an input that
+        requires grad ("div(): functions with out=... arguments don't support
+        automatic differentiation, but one of the arguments requires grad."),
+        or with another shape.
+    """
+    _check_tensor("normalize", "input", input)
+    if out is None:
+        denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+        return input / denom
+    denom = input.norm(p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
+    if is_grad_enabled() and (input.requires_grad or out.requires_grad):
+        raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, but one "
+                           "of the arguments requires grad.")
+    if tuple(out.shape) != tuple(input.shape):
+        raise RuntimeError(f"leafkit's normalize writes into an `out` of the input's shape {list(input.shape)}, not "
+                           f"{list(out.shape)}")
+    return out.copy_(input / denom)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (``SumBackward1`` ...).
+
+    Same as :func:`leafkit.cosine_similarity` (see there for shapes, dtypes
+    and errors).
+    """
+    return _cosine_similarity(x1, x2, dim, eps)

@@ -1,11 +1,12 @@
-"""Loss modules: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``BCEWithLogitsLoss`` (thin wrappers of
-:mod:`.functional`)."""
+"""Loss modules: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``BCEWithLogitsLoss``, ``L1Loss``,
+``SmoothL1Loss``, ``HuberLoss``, ``BCELoss`` (thin wrappers of :mod:`.functional`)."""
 from __future__ import annotations
 
 from . import functional as F
 from .module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "BCELoss"]
 
 
 class _Loss(Module):
@@ -83,3 +84,91 @@ class BCEWithLogitsLoss(_Loss):
         """The loss of logits ``input`` against ``target`` (same shape); 0-d unless ``reduction="none"``."""
         return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """``F.l1_loss`` as a module: the mean (or sum) absolute error (``MeanBackward0`` over ``AbsBackward0``).
+
+    Parameters
+    ----------
+    size_average, reduce
+        PyTorch's deprecated arguments (a UserWarning; use ``reduction``).
+    reduction : {"mean", "sum", "none"}
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce)
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss`` as a module (``SmoothL1LossBackward0``): quadratic below ``beta``, linear above.
+
+    Parameters
+    ----------
+    size_average, reduce
+        PyTorch's deprecated arguments (a UserWarning; use ``reduction``).
+    reduction : {"mean", "sum", "none"}
+    beta : float
+        Where the loss turns linear (default 1.0; 0 gives the L1 loss).
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce)
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss`` as a module (``HuberLossBackward0``): ``0.5 * d**2`` below ``delta``, linear above.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+    delta : float
+        Where the loss turns linear (default 1.0, must be positive).
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class BCELoss(_Loss):
+    """``F.binary_cross_entropy`` as a module (``BinaryCrossEntropyBackward0``): probabilities in [0, 1] and
+    targets of the same shape.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        Rescales each element's loss; a buffer (in ``state_dict()``, moved by ``to()``), never learned.
+    size_average, reduce
+        PyTorch's deprecated arguments (a UserWarning; use ``reduction``).
+    reduction : {"mean", "sum", "none"}
+
+    Notes
+    -----
+    On logits use :class:`BCEWithLogitsLoss`: ``Sigmoid`` followed by
+    ``BCELoss`` rounds probabilities to 0 or 1 for large logits (the loss
+    then saturates at 100, PyTorch's clamp of the log).
+    """
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce)
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)

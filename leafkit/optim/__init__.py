@@ -6,8 +6,8 @@ skips parameters whose ``.grad`` is None.
 """
 from __future__ import annotations
 
-from .adam import Adam
+from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]

@@ -1,4 +1,4 @@
-"""``Adam`` (and AdamW's decoupled weight decay), as ``torch.optim.Adam``."""
+"""``Adam`` and ``AdamW`` (Adam with decoupled weight decay), as ``torch.optim.Adam`` / ``torch.optim.AdamW``."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ from .._device import array_module
 from .optimizer import Optimizer, _bump, _check_number
 from .._creation import tensor, zeros_like
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "AdamW"]
 
 
 class Adam(Optimizer):
@@ -135,3 +135,57 @@ class Adam(Optimizer):
             for k in ("exp_avg", "exp_avg_sq", "step"):
                 st[k]._version_counter[0] += 1
             _bump(p)
+
+
+class AdamW(Adam):
+    """AdamW: Adam with decoupled weight decay (``torch.optim.AdamW``).
+
+    The same update as :class:`Adam`, except that weight decay shrinks the
+    parameter itself before the Adam step, ``p = p * (1 - lr * weight_decay)``,
+    instead of adding ``weight_decay * p`` to the gradient (so the decay is
+    not rescaled by Adam's per-element step sizes; Loshchilov & Hutter,
+    "Decoupled Weight Decay Regularization").  PyTorch's defaults differ from
+    Adam's in one place: ``weight_decay=1e-2``.
+
+    Parameters
+    ----------
+    params : iterable of Tensor or dict
+        Leaves to optimise, or parameter groups.
+    lr : float
+        Default 0.001.
+    betas : (float, float)
+        Default (0.9, 0.999), each in [0, 1).
+    eps : float
+        Default 1e-8.
+    weight_decay : float
+        Default 0.01.
+    amsgrad : bool
+        Keep the running maximum of the second moment.
+    maximize : bool
+    foreach, capturable, differentiable, fused
+        Accepted for PyTorch compatibility (``differentiable``/``fused`` True
+        raise NotImplementedError).
+
+    Attributes
+    ----------
+    state : dict
+        As :class:`Adam`'s; every group has ``decoupled_weight_decay=True``
+        (also after ``load_state_dict``), as in PyTorch.
+
+    Raises
+    ------
+    ValueError
+        As :class:`Adam` ("Invalid weight_decay value: -1" ...).
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """:meth:`Optimizer.load_state_dict`, keeping ``decoupled_weight_decay=True`` in every group."""
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

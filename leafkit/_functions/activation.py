@@ -1,0 +1,429 @@
+"""Activations: gelu, silu, elu, leaky_relu, softplus, hardtanh, log_sigmoid, logit, clamp_min, and their
+``*_backward`` ops.
+
+As in PyTorch, most of these are functions of ``torch.nn.functional`` only
+(``torch._C._nn`` in PyTorch), not ``torch.*`` functions or Tensor methods;
+:mod:`leafkit.nn.functional` calls the entries here.  ``logit`` and
+``clamp_min`` are also ``torch.logit`` / ``Tensor.logit`` and
+``torch.clamp_min`` / ``Tensor.clamp_min``.
+
+Each activation's first derivative is an op of its own (``gelu_backward``,
+``elu_backward`` ...), as in PyTorch's ``derivatives.yaml``, so a backward
+pass recorded with ``create_graph=True`` shows PyTorch's node names
+(``GeluBackwardBackward0`` ...) and can be differentiated again.  The
+second-derivative formulas are those of PyTorch's ``FunctionsManual.cpp``
+(``gelu_double_backward``, ``elu_double_backward``,
+``softplus_double_backward``, ``log_sigmoid_double_backward``), written
+against the namespace ``F``.
+
+The forwards compute what PyTorch's CPU kernels compute, in the input's
+dtype: floating input only (integer or bool input raises PyTorch's
+``NotImplementedError`` "\\"silu_cpu\\" not implemented for 'Long'"), except
+``hardtanh`` (integers too, as ``clamp``) and ``logit`` (integers give the
+default float dtype).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.grad_mode import no_grad
+from ._base import array_module, as_array, check_tensor, num, to_float
+from ._registry import apply, defop, public
+from .inplace import inplace
+
+_ERR = {"all": "ignore"}
+_SQRT1_2 = math.sqrt(0.5)
+_GELU_PDF = 1.0 / math.sqrt(2.0 * math.pi)      # M_2_SQRTPI * M_SQRT1_2 * 0.5
+_GELU_TANH_BETA = math.sqrt(2.0 / math.pi)      # M_SQRT2 * M_2_SQRTPI * 0.5
+_GELU_TANH_KAPPA = 0.044715
+
+
+def _floating(kernel, a):
+    """PyTorch's dispatch error for a kernel that takes floating types only."""
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.word(a.dtype)}'")
+
+
+def type_as(F, mask, like):
+    """PyTorch's ``mask.type_as(like)`` in either namespace (a tensor that needs no gradient)."""
+    return F.cast(mask, like._data.dtype if F.records else like.dtype)
+
+
+def one_minus(F, t):
+    """``1 - t`` as PyTorch's C++ formulas write it: ``SubBackward0`` with no edge for the 1 (not ``RsubBackward1``)."""
+    return F.ones_like(t) - t
+
+
+_math_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(a):
+    """The error function of a float array, elementwise, correctly rounded in float64 (C's ``erf``)."""
+    xp = array_module(a)
+    if xp is not np:  # CuPy
+        from cupyx.scipy.special import erf as cupy_erf
+        return cupy_erf(a)
+    return np.asarray(_math_erf(a), dtype=a.dtype)
+
+
+# -- gelu ----------------------------------------------------------------------------------------------------------
+def _check_approximate(approximate):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _gelu(self, approximate="none"):
+    _floating("GeluKernelImpl", self)
+    _check_approximate(approximate)
+    t = self.dtype.type
+    with np.errstate(**_ERR):
+        if approximate == "tanh":
+            inner = t(_GELU_TANH_BETA) * (self + t(_GELU_TANH_KAPPA) * (self * self * self))
+            return as_array(t(0.5) * self * (1 + array_module(self).tanh(inner)))
+        return as_array(self * t(0.5) * (1 + erf(self * t(_SQRT1_2))))
+
+
+def _gelu_backward(grad_output, self, approximate="none"):
+    _floating("GeluBackwardKernelImpl", self)
+    _check_approximate(approximate)
+    t = self.dtype.type
+    xp = array_module(self)
+    with np.errstate(**_ERR):
+        if approximate == "tanh":
+            x_sq = self * self
+            inner = t(_GELU_TANH_BETA) * (self + t(_GELU_TANH_KAPPA) * x_sq * self)
+            tanh_inner = xp.tanh(inner)
+            left_derivative = t(0.5) * (1 + tanh_inner)
+            right_derivative = (t(0.5) * self * (1 - tanh_inner * tanh_inner) * t(_GELU_TANH_BETA)
+                                * (1 + t(3 * _GELU_TANH_KAPPA) * x_sq))
+            return as_array(grad_output * (left_derivative + right_derivative))
+        cdf = t(0.5) * (1 + erf(self * t(_SQRT1_2)))
+        pdf = t(_GELU_PDF) * xp.exp(self * self * t(-0.5))
+        return as_array(grad_output * (cdf + self * pdf))
+
+
+def _gelu_double_backward(F, grad, grad_output, self, approximate):
+    """PyTorch's ``gelu_double_backward(ggI, gO, input, approximate)``."""
+    if approximate == "tanh":
+        beta, kappa = _GELU_TANH_BETA, _GELU_TANH_KAPPA
+        inner = F.mul_scalar(self + F.mul_scalar(F.pow(self, 3), kappa), beta)
+        tanh_inner = F.tanh(inner)
+        f = F.mul_scalar(self, 0.5)
+        g = one_minus(F, tanh_inner * tanh_inner)
+        h = F.mul_scalar(F.add_scalar(F.mul_scalar(self, 3 * kappa) * self, 1), beta)
+        f_prime_gh = F.mul_scalar(g, 0.5) * h
+        # PyTorch: (2 * sech(inner)) * (-sech(inner) * tanh(inner)) * h; sech**2 is 1 - tanh**2, which is g
+        g_prime = F.mul_scalar(g, -2) * tanh_inner * h
+        g_prime_fh = f * h * g_prime
+        h_prime = F.mul_scalar(F.mul_scalar(self, 6 * kappa), beta)
+        h_prime_fg = f * g * h_prime
+        return grad * grad_output * (F.mul_scalar(f_prime_gh, 2) + g_prime_fh + h_prime_fg)
+    input_sq = self * self
+    pdf = F.mul_scalar(F.exp(F.mul_scalar(input_sq, -0.5)), _GELU_PDF)
+    return grad * grad_output * (F.mul_scalar(pdf, 2) - input_sq * pdf)
+
+
+gelu_spec = defop("gelu", _gelu,
+                  self=lambda F, grad, self, approximate: F.gelu_backward(grad, self, approximate),
+                  doc="GELU, ``x * Φ(x)`` (``GeluBackward0``; ``approximate='tanh'``: PyTorch's tanh formula).")
+defop("gelu_backward", _gelu_backward, inputs=("grad_output", "self"),
+      grad_output=lambda F, grad, self, approximate: F.gelu_backward(grad, self, approximate),
+      self=_gelu_double_backward)
+
+
+# -- silu ----------------------------------------------------------------------------------------------------------
+def _silu(self):
+    _floating("silu_cpu", self)
+    with np.errstate(**_ERR):
+        return as_array(self / (1 + array_module(self).exp(-self)))
+
+
+def _silu_backward(F, grad, self):
+    """PyTorch's ``infinitely_differentiable_silu_backward``: ``grad * σ(x) * (1 + x * (1 - σ(x)))``."""
+    sigmoid = F.sigmoid(self)
+    return grad * sigmoid * F.add_scalar(self * one_minus(F, sigmoid), 1.0)
+
+
+silu_spec = defop("silu", _silu, self=_silu_backward,
+                  doc="SiLU (swish), ``x * sigmoid(x)`` (``SiluBackward0``).")
+
+
+# -- elu -----------------------------------------------------------------------------------------------------------
+def _elu(self, alpha=1.0, scale=1.0, input_scale=1.0):
+    _floating("elu_cpu", self)
+    t = self.dtype.type
+    xp = array_module(self)
+    with np.errstate(**_ERR):
+        neg = xp.expm1(self * t(input_scale)) * t(alpha * scale)
+        return as_array(xp.where(self <= 0, neg, self * t(scale)))
+
+
+def _elu_backward(grad_output, self_or_result, alpha, scale, input_scale, is_result):
+    _floating("elu_backward_cpu", self_or_result)
+    t = grad_output.dtype.type
+    x = self_or_result
+    xp = array_module(x)
+    negcoef, poscoef, negiptcoef = t(alpha * scale), t(scale), t(input_scale)
+    with np.errstate(**_ERR):
+        if is_result:
+            neg = grad_output * negiptcoef * (x + negcoef)
+        else:
+            neg = grad_output * negiptcoef * negcoef * xp.exp(x * negiptcoef)
+        return as_array(xp.where(x <= 0, neg, grad_output * poscoef))
+
+
+def _elu_double_backward(F, grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """PyTorch's ``elu_double_backward``."""
+    mask = type_as(F, self_or_result < 0, grad)
+    if is_result:
+        return F.mul_scalar(grad * grad_output, input_scale) * mask
+    return F.elu_backward(F.mul_scalar(grad * grad_output, input_scale), self_or_result, alpha, scale, input_scale,
+                          is_result) * mask
+
+
+elu_spec = defop("elu", _elu,
+                 self=lambda F, grad, self, alpha, scale, input_scale: F.elu_backward(
+                     grad, self, alpha, scale, input_scale, False),
+                 doc="ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise (``EluBackward0``).")
+# the in-place form saves its result, not its input (``EluBackward1``)
+elu_inplace_spec = defop("elu_", _elu, node="EluBackward1",
+                         self=lambda F, grad, result, alpha, scale, input_scale: F.elu_backward(
+                             grad, result, alpha, scale, input_scale, True),
+                         doc="In-place ELU (``EluBackward1``, saves the result).")
+defop("elu_backward", _elu_backward, inputs=("grad_output", "self_or_result"),
+      grad_output=lambda F, grad, alpha, scale, input_scale, is_result, self_or_result: F.elu_backward(
+          grad, self_or_result, alpha, scale, input_scale, is_result),
+      self_or_result=_elu_double_backward)
+
+
+# -- leaky_relu ----------------------------------------------------------------------------------------------------
+def _leaky_relu(self, negative_slope=0.01):
+    _floating("leaky_relu_cpu", self)
+    return as_array(array_module(self).where(self > 0, self, self * self.dtype.type(negative_slope)))
+
+
+def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+            "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+            "version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+            "in-place leakRelu backward calculation with negative slope")
+    _floating("leaky_relu_backward_cpu", self)
+    return as_array(array_module(self).where(self > 0, grad_output,
+                                             grad_output * grad_output.dtype.type(negative_slope)))
+
+
+leaky_relu_spec = defop("leaky_relu", _leaky_relu,
+                        self=lambda F, grad, self, negative_slope: F.leaky_relu_backward(
+                            grad, self, negative_slope, False),
+                        doc="``x`` for x > 0, ``negative_slope * x`` otherwise (``LeakyReluBackward0``).")
+leaky_relu_inplace_spec = defop("leaky_relu_", _leaky_relu, node="LeakyReluBackward1",
+                                self=lambda F, grad, result, negative_slope: F.leaky_relu_backward(
+                                    grad, result, negative_slope, True),
+                                doc="In-place leaky ReLU (``LeakyReluBackward1``, saves the result).")
+defop("leaky_relu_backward", _leaky_relu_backward, inputs=("grad_output", "self"),
+      grad_output=lambda F, grad, self, negative_slope: F.leaky_relu_backward(grad, self, negative_slope, False),
+      self=lambda F, grad: F.zeros_like(grad))
+
+
+# -- softplus ------------------------------------------------------------------------------------------------------
+def _softplus(self, beta=1.0, threshold=20.0):
+    _floating("softplus_cpu", self)
+    t = self.dtype.type
+    xp = array_module(self)
+    with np.errstate(**_ERR):
+        xb = self * t(beta)
+        return as_array(xp.where(xb > t(threshold), self, xp.log1p(xp.exp(xb)) / t(beta)))
+
+
+def _softplus_backward(grad_output, self, beta, threshold):
+    _floating("softplus_backward_cpu", self)
+    t = self.dtype.type
+    xp = array_module(self)
+    with np.errstate(**_ERR):
+        xb = self * t(beta)
+        z = xp.exp(xb)
+        return as_array(xp.where(xb > t(threshold), grad_output, grad_output * z / (z + 1)))
+
+
+def _softplus_double_backward(F, grad, grad_output, self, beta, threshold):
+    """PyTorch's ``softplus_double_backward(grad * grad_output, self, beta, threshold)``."""
+    x = F.mul_scalar(self, beta)
+    return F.mul_scalar(F.sigmoid_backward(grad * grad_output, F.sigmoid(x)) * type_as(F, x < threshold, grad), beta)
+
+
+softplus_spec = defop("softplus", _softplus,
+                      self=lambda F, grad, self, beta, threshold: F.softplus_backward(grad, self, beta, threshold),
+                      doc="``log(1 + exp(beta * x)) / beta``, linear above ``threshold`` (``SoftplusBackward0``).")
+defop("softplus_backward", _softplus_backward, inputs=("grad_output", "self"),
+      grad_output=lambda F, grad, self, beta, threshold: F.softplus_backward(grad, self, beta, threshold),
+      self=_softplus_double_backward)
+
+
+# -- hardtanh (and relu6) ------------------------------------------------------------------------------------------
+def _hardtanh(self, min_val=-1.0, max_val=1.0):
+    if self.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self.dtype.kind == "u" and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    xp = array_module(self)
+    t = self.dtype.type
+    lo, hi = (t(min_val), t(max_val)) if self.dtype.kind == "f" else (t(math.trunc(min_val)), t(math.trunc(max_val)))
+    out = xp.minimum(xp.maximum(self, lo), hi)
+    if self.dtype.kind == "f":
+        out = xp.where(xp.isnan(self), self, out)  # nan stays nan, as in PyTorch's clamp
+    return as_array(out)
+
+
+def _hardtanh_backward(grad_output, self, min_val, max_val):
+    """``0 where self <= min_val or self >= max_val, else grad_output`` (a NaN in ``self`` passes the gradient)."""
+    xp = array_module(self)
+    return as_array(xp.where((self <= min_val) | (self >= max_val), grad_output.dtype.type(0), grad_output))
+
+
+hardtanh_spec = defop("hardtanh", _hardtanh,
+                      self=lambda F, grad, self, min_val, max_val: F.hardtanh_backward(grad, self, min_val, max_val),
+                      doc="``x`` clamped to ``[min_val, max_val]`` (``HardtanhBackward0``); ``relu6`` is "
+                          "``hardtanh(x, 0, 6)``.")
+defop("hardtanh_backward", _hardtanh_backward, inputs=("grad_output", "self"),
+      grad_output=lambda F, grad, self, min_val, max_val: F.hardtanh_backward(grad, self, min_val, max_val),
+      self=lambda F, grad: F.zeros_like(grad))
+
+
+# -- log_sigmoid ---------------------------------------------------------------------------------------------------
+def _log_sigmoid_forward(self):
+    """``(output, buffer)``: ``min(x, 0) - log1p(exp(-|x|))`` and the ``exp(-|x|)`` the backward reuses, as
+    PyTorch's CPU kernel."""
+    _floating("log_sigmoid_cpu", self)
+    xp = array_module(self)
+    with np.errstate(**_ERR):
+        buffer = xp.exp(-xp.abs(self))
+        return as_array(xp.minimum(self, 0) - xp.log1p(buffer)), as_array(buffer)
+
+
+def _log_sigmoid_backward(grad_output, self, buffer):
+    _floating("log_sigmoid_backward_cpu", self)
+    xp = array_module(self)
+    t = self.dtype.type
+    neg = self < 0
+    max_deriv = xp.where(neg, t(1), t(0))
+    sign = xp.where(neg, t(1), t(-1))
+    with np.errstate(**_ERR):
+        return as_array((max_deriv - sign * (buffer / (1 + buffer))) * grad_output)
+
+
+def _log_sigmoid_double_backward(F, grad, grad_output, self):
+    """PyTorch's ``log_sigmoid_double_backward(grad * grad_output, self)``: ``g * (σ(x) - 1) * σ(x)``."""
+    z = F.sigmoid(self)
+    return grad * grad_output * F.sub_scalar(z, 1) * z
+
+
+log_sigmoid_spec = defop("log_sigmoid_forward", _log_sigmoid_forward, outputs=("output", "buffer"),
+                         nondiff_outputs=("buffer",), node="LogSigmoidBackward0",
+                         self=lambda F, grad, self, buffer: F.log_sigmoid_backward(grad, self, buffer),
+                         doc="``log(sigmoid(x))``, computed stably (``LogSigmoidBackward0``).")
+defop("log_sigmoid_backward", _log_sigmoid_backward, inputs=("grad_output", "self", "buffer"), nondiff=("buffer",),
+      grad_output=lambda F, grad, self, buffer: F.log_sigmoid_backward(grad, self, buffer),
+      self=_log_sigmoid_double_backward)
+
+
+def log_sigmoid(F, x):
+    """``log(sigmoid(x))`` in a formula (``LogSigmoidBackward0`` when recorded)."""
+    return F.log_sigmoid_forward(x)[0]
+
+
+# -- logit: sigmoid's inverse --------------------------------------------------------------------------------------
+def _logit(self, eps=None):
+    x = to_float(self)
+    xp = array_module(x)
+    with np.errstate(**_ERR):
+        if eps is not None:
+            t = x.dtype.type
+            x = xp.where(xp.isnan(x), x, xp.minimum(xp.maximum(x, t(eps)), t(1 - eps)))
+        return as_array(xp.log(x / (1 - x)))
+
+
+def _logit_backward(F, grad, self, eps):
+    """PyTorch's ``infinitely_differentiable_logit_backward``: ``grad / (x * (1 - x))`` inside ``[eps, 1 - eps]``
+    (``[0, 1]`` without ``eps``); outside, 0 with ``eps`` and nan without."""
+    lo, hi = (0.0, 1.0) if eps is None else (eps, 1.0 - eps)
+    inside = (self >= lo) & (self <= hi)
+    return F.where(inside, grad / (self * one_minus(F, self)), float("nan") if eps is None else 0.0)
+
+
+logit_spec = defop("logit", _logit, self=_logit_backward)
+
+
+@public("logit")
+def logit(input, eps=None):
+    """The log-odds ``log(p / (1 - p))``, inverse of :func:`sigmoid` (``LogitBackward0``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Probabilities, any shape and device; integer and bool input give
+        the default float dtype.
+    eps : float, optional
+        Clamp ``input`` to ``[eps, 1 - eps]`` first (the gradient is then 0
+        outside that range); without it logit(0) is -inf, logit(1) inf, and
+        values outside ``[0, 1]`` give nan (and a nan gradient).
+
+    Raises
+    ------
+    TypeError
+        ``input`` is not a Tensor.
+    """
+    check_tensor("logit", "input", input)
+    return apply(logit_spec, (input, None if eps is None else float(eps)))
+
+
+@public("logit_", function=False)
+def logit_(self, eps=None):
+    """In-place :meth:`logit` (node ``LogitBackward0``; floating tensors only, as in PyTorch)."""
+    return inplace(self, logit_spec, (self, None if eps is None else float(eps)))
+
+
+# -- clamp_min -----------------------------------------------------------------------------------------------------
+def _clamp_min(self, min):
+    xp = array_module(self)
+    if self.dtype.kind in "biu" and isinstance(min, float):
+        self = to_float(self)  # a float bound on an integer tensor gives the default float dtype
+    out = xp.maximum(self, self.dtype.type(min))
+    if self.dtype.kind == "f":
+        out = xp.where(xp.isnan(self), self, out)  # nan stays nan
+    return as_array(out)
+
+
+clamp_min_spec = defop("clamp_min", _clamp_min,
+                       self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
+                       doc="``max(x, min)`` (``ClampMinBackward0``); the gradient passes where ``x >= min``.")
+
+
+@public("clamp_min")
+def clamp_min(input, min):
+    """``max(input, min)`` elementwise, for a number ``min`` (``ClampMinBackward0``).
+
+    The gradient passes where ``input >= min`` and is 0 below; nan stays
+    nan.  Same shape and device as ``input``; a float bound on an integer
+    tensor gives the default float dtype."""
+    check_tensor("clamp_min", "input", input)
+    return apply(clamp_min_spec, (input, num(min)))
+
+
+@public("clamp_min_", function=False)
+def clamp_min_(self, min):
+    """In-place :meth:`clamp_min` (node ``ClampMinBackward0``)."""
+    return inplace(self, clamp_min_spec, (self, num(min)))
+
+
+def clamp_min_no_grad(F, t, value):
+    """``t.clamp_min_(value)`` under ``no_grad`` in a formula (PyTorch's ``NoGradGuard`` blocks): not recorded."""
+    if F.records:
+        with no_grad():
+            t.clamp_(min=value)
+        return t
+    return array_module(t).maximum(t, value)

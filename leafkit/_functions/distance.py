@@ -1,0 +1,75 @@
+"""Distances between tensors: ``cosine_similarity``.
+
+Not an operation of its own, in leafkit as in PyTorch (``Distance.cpp``):
+``cosine_similarity`` is composed of registered ops, so its graph is
+PyTorch's: ``SumBackward1`` over ``MulBackward0`` over two ``DivBackward0``
+nodes, each dividing an input by a ``CloneBackward0`` of its
+``LinalgVectorNormBackward0``.
+"""
+from __future__ import annotations
+
+from .. import _dtype
+from ..autograd.grad_mode import no_grad
+from ._base import broadcast_shapes, check_tensor, dim as _dim, result_type
+from ._registry import public
+
+
+@public("cosine_similarity", method=False)
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim``: ``<x1, x2> / (||x1|| * ||x2||)``.
+
+    Computed as PyTorch computes it: each input is divided by its 2-norm
+    along ``dim`` first (a ``clone()`` of the norm, raised to at least
+    ``eps`` in place under ``no_grad``), then the products are summed, so
+    the result stays within [-1, 1].  A zero vector gives 0.
+
+    Parameters
+    ----------
+    x1, x2 : Tensor
+        Shapes that broadcast (when they differ, both are expanded to the
+        common shape, ``ExpandBackward0``); integer and bool inputs are
+        converted to the common floating dtype.
+    dim : int
+        The dimension of the vectors (default 1).
+    eps : float
+        The smallest norm divided by (default 1e-8).
+
+    Returns
+    -------
+    Tensor
+        The broadcast shape without ``dim`` (``SumBackward1``), in the common
+        dtype, on the inputs' device.
+
+    Raises
+    ------
+    RuntimeError
+        A common dtype that is not floating ("expected common dtype to be
+        floating point, yet common dtype is Long"); shapes that do not
+        broadcast ("The size of tensor a (3) must match the size of tensor
+        b (4) at non-singleton dimension 1").
+    IndexError
+        ``dim`` out of range.
+    TypeError
+        An input that is not a Tensor.
+    """
+    check_tensor("cosine_similarity", "x1", x1)
+    check_tensor("cosine_similarity", "x2", x2, 2)
+    common = result_type(x1._data, x2._data)
+    if common.kind != "f":
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_dtype.word(common)}")
+    if x1._data.dtype.kind != "f":
+        x1 = x1.to(_dtype.from_numpy_dtype(common))
+    if x2._data.dtype.kind != "f":
+        x2 = x2.to(_dtype.from_numpy_dtype(common))
+    shape = tuple(x1.shape)
+    if shape != tuple(x2.shape):  # PyTorch's expand_outplace: both are expanded when the shapes differ
+        shape = broadcast_shapes(shape, tuple(x2.shape))
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    d = _dim(dim, len(shape))
+    x1_norm = x1.norm(2, d, keepdim=True).clone()
+    x2_norm = x2.norm(2, d, keepdim=True).clone()
+    with no_grad():
+        x1_norm.clamp_(min=eps)
+        x2_norm.clamp_(min=eps)
+    return ((x1 / x1_norm) * (x2 / x2_norm)).sum(d)
+
