@@ -9,8 +9,8 @@ from __future__ import annotations
 from . import _malloc
 from . import _dtype
 from ._device import device
-from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int32,  # noqa: A004
-                     int64, long, set_default_dtype)
+from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int, int8,  # noqa: A004
+                     int16, int32, int64, long, set_default_dtype, short, uint8)
 from ._tensor import Size, Tensor
 from ._functions import *  # noqa: F401,F403  (torch.exp, torch.sum, torch.where ...: made from the op registry)
 from ._functions import __all__ as _functions_all
@@ -30,7 +30,7 @@ _malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MAL
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "Size", "device", "dtype", "float16", "float32", "float64", "int32", "int64", "bool", "half",
-           "float", "double", "int", "long", "get_default_dtype", "set_default_dtype", "tensor", "as_tensor",
+           "float", "double", "int", "long", "uint8", "int8", "int16", "short", "get_default_dtype", "set_default_dtype", "tensor", "as_tensor",
            "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
            "arange", "linspace", "eye", "randn", "rand", "randint", "randperm", "manual_seed", "seed",
            "initial_seed", "Generator", "is_tensor", "numel", "no_grad", "enable_grad", "set_grad_enabled",

@@ -60,10 +60,18 @@ def promote(a, b):
     if hasattr(b, "dtype") and b.dtype != rt:
         b = b.astype(rt)
     elif not hasattr(b, "dtype"):
-        b = np.asarray(b, dtype=rt)[()] if rt.kind != "f" else b
+        b = _scalar_as(b, rt)
     if not hasattr(a, "dtype"):
-        a = np.asarray(a, dtype=rt)[()] if rt.kind != "f" else a
+        a = _scalar_as(a, rt)
     return a, b
+
+
+def _scalar_as(x, rt):
+    """A Python number as a NumPy scalar of an integer or bool dtype ``rt``, wrapping around as PyTorch's cast
+    does (``uint8_tensor + 300`` adds 44); floats stay Python floats."""
+    if rt.kind == "f":
+        return x
+    return np.asarray(x).astype(rt)[()]
 
 
 def prep(a, b):

@@ -123,7 +123,8 @@ def _dtype_method(d):
 
 
 for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
-                  ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool)):
+                  ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool), ("byte", _dtype.uint8),
+                  ("char", _dtype.int8), ("short", _dtype.int16)):
     public(_name, function=False)(_dtype_method(_d))
 
 public("type_as", function=False)(lambda self, other: self.to(other.dtype))

@@ -198,27 +198,44 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     depends on an input), so they can be differentiated again: second
     derivatives, gradient penalties, Hessian-vector products.
 
+    With ``is_grads_batched=True`` the first dimension of each
+    ``grad_outputs`` tensor is a batch: the result is the gradient for each
+    of its rows, stacked along a new first dimension (``grad_outputs=eye(n)``
+    gives a whole Jacobian in one call).  PyTorch runs the rows at once with
+    ``vmap``; leafkit runs one backward pass per row (the graph is kept
+    until the last), with the same values and errors.
+
     Returns
     -------
     tuple of Tensor
         One per input (``None`` for an unused input when ``allow_unused``;
-        zeros when ``materialize_grads``).
+        zeros when ``materialize_grads``); with ``is_grads_batched``, each of
+        shape ``(batch, *input.shape)``.
 
     Raises
     ------
     RuntimeError
         "One of the differentiated Tensors does not require grad"; "appears to
         not have been used in the graph" for an unused input without
-        ``allow_unused``; and the errors of :func:`backward`.
+        ``allow_unused``; and the errors of :func:`backward`.  With
+        ``is_grads_batched``: a ``grad_outputs`` tensor whose shape after its
+        first dimension is not its output's ("If `is_grads_batched=True`, we
+        interpret the first dimension of each grad_output as the batch
+        dimension..."), batches of different sizes.
+    ValueError
+        ``is_grads_batched`` with a 0-d (or missing) ``grad_outputs`` entry,
+        as PyTorch's ``vmap`` ("Got in_dim=0 for some input, but that input
+        is a Tensor of dimensionality 0").
     """
     Tensor = _tensor.Tensor
-    if is_grads_batched:
-        raise NotImplementedError("leafkit does not implement is_grads_batched")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
                          "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
     if not inputs_t:
@@ -239,6 +256,56 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         else:
             result.append(Tensor._make(np.array(g, copy=True) if isinstance(g, (np.ndarray, np.generic))
                                        else g.copy(), t._device))
+    return tuple(result)
+
+
+_VMAP_0D = ("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a Tensor of "
+            "dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """:func:`grad` with ``is_grads_batched=True``: one pass per row of the batched ``grad_outputs``, stacked."""
+    Tensor = _tensor.Tensor
+    outs = _as_tuple(outputs)
+    gos = _as_tuple(grad_outputs)
+    if gos is None or any(g is None for g in gos):
+        for o, g in zip(outs, gos or (None,) * len(outs)):
+            if g is None:  # PyTorch's errors for a missing gradient of a non-scalar output come first
+                _make_grads((o,), (None,), create_graph)
+        raise ValueError(_VMAP_0D)
+    if len(gos) != len(outs):
+        raise RuntimeError(f"got {len(gos)} tensors and {len(outs)} gradients")
+    for i, (o, g) in enumerate(zip(outs, gos)):
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        if g._data.ndim == 0:
+            raise ValueError(_VMAP_0D)
+        if isinstance(o, Tensor) and g._data.shape[1:] != o._data.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {g.shape[1:]} and "
+                f"output[{i}] has a shape of {o.shape}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+    sizes = [g._data.shape[0] for g in gos]
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    n = sizes[0]
+    if n == 0:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = [grad(outs, inputs, [g[k] for g in gos], retain_graph=True if k < n - 1 else retain_graph,
+                 create_graph=create_graph, allow_unused=allow_unused) for k in range(n)]
+    from .. import _functions
+    result = []
+    for j, t in enumerate(_as_tuple(inputs)):
+        column = [r[j] for r in rows]
+        if column[0] is None:  # unused: None, or zeros of the input's own shape (not batched), as PyTorch
+            result.append(Tensor._make(np.zeros_like(t._data), t._device) if materialize_grads else None)
+        else:
+            result.append(_functions.stack(column))
     return tuple(result)
 
 
