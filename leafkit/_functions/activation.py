@@ -24,6 +24,7 @@ default float dtype).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -57,6 +58,21 @@ def one_minus(F, t):
     return F.ones_like(t) - t
 
 
+def _opmath(forward):
+    """Run ``forward`` on float16 input in float32 and round the result once, as PyTorch's CPU kernels do
+    (``opmath_t``); NumPy's float16 arithmetic rounds after every step."""
+    @functools.wraps(forward)
+    def wrapped(*args):
+        a = args[0]
+        if a.dtype.char != "e":
+            return forward(*args)
+        out = forward(*[x.astype(np.float32) if getattr(x, "dtype", None) == np.float16 else x for x in args])
+        if isinstance(out, tuple):
+            return tuple(as_array(o.astype(np.float16)) for o in out)
+        return as_array(out.astype(np.float16))
+    return wrapped
+
+
 _math_erf = np.frompyfunc(math.erf, 1, 1)
 
 
@@ -75,6 +91,7 @@ def _check_approximate(approximate):
         raise RuntimeError("approximate argument must be either none or tanh.")
 
 
+@_opmath
 def _gelu(self, approximate="none"):
     _floating("GeluKernelImpl", self)
     _check_approximate(approximate)
@@ -86,6 +103,7 @@ def _gelu(self, approximate="none"):
         return as_array(self * t(0.5) * (1 + erf(self * t(_SQRT1_2))))
 
 
+@_opmath
 def _gelu_backward(grad_output, self, approximate="none"):
     _floating("GeluBackwardKernelImpl", self)
     _check_approximate(approximate)
@@ -135,6 +153,7 @@ defop("gelu_backward", _gelu_backward, inputs=("grad_output", "self"),
 
 
 # -- silu ----------------------------------------------------------------------------------------------------------
+@_opmath
 def _silu(self):
     _floating("silu_cpu", self)
     with np.errstate(**_ERR):
@@ -152,6 +171,7 @@ silu_spec = defop("silu", _silu, self=_silu_backward,
 
 
 # -- elu -----------------------------------------------------------------------------------------------------------
+@_opmath
 def _elu(self, alpha=1.0, scale=1.0, input_scale=1.0):
     _floating("elu_cpu", self)
     t = self.dtype.type
@@ -161,6 +181,7 @@ def _elu(self, alpha=1.0, scale=1.0, input_scale=1.0):
         return as_array(xp.where(self <= 0, neg, self * t(scale)))
 
 
+@_opmath
 def _elu_backward(grad_output, self_or_result, alpha, scale, input_scale, is_result):
     _floating("elu_backward_cpu", self_or_result)
     t = grad_output.dtype.type
@@ -200,11 +221,13 @@ defop("elu_backward", _elu_backward, inputs=("grad_output", "self_or_result"),
 
 
 # -- leaky_relu ----------------------------------------------------------------------------------------------------
+@_opmath
 def _leaky_relu(self, negative_slope=0.01):
     _floating("leaky_relu_cpu", self)
     return as_array(array_module(self).where(self > 0, self, self * self.dtype.type(negative_slope)))
 
 
+@_opmath
 def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     if self_is_result and negative_slope < 0:
         raise RuntimeError(
@@ -231,6 +254,7 @@ defop("leaky_relu_backward", _leaky_relu_backward, inputs=("grad_output", "self"
 
 
 # -- softplus ------------------------------------------------------------------------------------------------------
+@_opmath
 def _softplus(self, beta=1.0, threshold=20.0):
     _floating("softplus_cpu", self)
     t = self.dtype.type
@@ -240,6 +264,7 @@ def _softplus(self, beta=1.0, threshold=20.0):
         return as_array(xp.where(xb > t(threshold), self, xp.log1p(xp.exp(xb)) / t(beta)))
 
 
+@_opmath
 def _softplus_backward(grad_output, self, beta, threshold):
     _floating("softplus_backward_cpu", self)
     t = self.dtype.type
@@ -268,11 +293,13 @@ defop("softplus_backward", _softplus_backward, inputs=("grad_output", "self"),
 def _hardtanh(self, min_val=-1.0, max_val=1.0):
     if self.dtype.kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self.dtype.kind != "f":  # integer limits, truncated toward zero
+        min_val, max_val = math.trunc(min_val), math.trunc(max_val)
     if self.dtype.kind == "u" and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     xp = array_module(self)
     t = self.dtype.type
-    lo, hi = (t(min_val), t(max_val)) if self.dtype.kind == "f" else (t(math.trunc(min_val)), t(math.trunc(max_val)))
+    lo, hi = t(min_val), t(max_val)
     out = xp.minimum(xp.maximum(self, lo), hi)
     if self.dtype.kind == "f":
         out = xp.where(xp.isnan(self), self, out)  # nan stays nan, as in PyTorch's clamp
@@ -295,6 +322,7 @@ defop("hardtanh_backward", _hardtanh_backward, inputs=("grad_output", "self"),
 
 
 # -- log_sigmoid ---------------------------------------------------------------------------------------------------
+@_opmath
 def _log_sigmoid_forward(self):
     """``(output, buffer)``: ``min(x, 0) - log1p(exp(-|x|))`` and the ``exp(-|x|)`` the backward reuses, as
     PyTorch's CPU kernel."""
@@ -305,6 +333,7 @@ def _log_sigmoid_forward(self):
         return as_array(xp.minimum(self, 0) - xp.log1p(buffer)), as_array(buffer)
 
 
+@_opmath
 def _log_sigmoid_backward(grad_output, self, buffer):
     _floating("log_sigmoid_backward_cpu", self)
     xp = array_module(self)
@@ -337,6 +366,7 @@ def log_sigmoid(F, x):
 
 
 # -- logit: sigmoid's inverse --------------------------------------------------------------------------------------
+@_opmath
 def _logit(self, eps=None):
     x = to_float(self)
     xp = array_module(x)

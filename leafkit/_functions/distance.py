@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
-from ._base import broadcast_shapes, check_tensor, dim as _dim, result_type
+from ._base import broadcast_shapes, check_tensor, result_type
+from ._base import dim as _dim
 from ._registry import public
 
 

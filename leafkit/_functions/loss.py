@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtype
 from ._base import array_module, as_array, promote
 from ._registry import defop
-from .activation import one_minus, type_as, clamp_min_no_grad, log_sigmoid
+from .activation import clamp_min_no_grad, log_sigmoid, one_minus, type_as
 
 NONE, MEAN, SUM = 0, 1, 2
 _REDUCTIONS = {"none": NONE, "mean": MEAN, "sum": SUM}

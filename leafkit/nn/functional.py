@@ -648,7 +648,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return apply(_L.bce_with_logits_spec, (input, target, weight, pos_weight, red))
 
 
-# -- activations ---------------------------------------------------------------------------------------------------------
+# -- activations -------------------------------------------------------------------------------------------------------
 def _activation(name, spec, input, args, inplace):
     _check_tensor(name, "input", input)
     if inplace:
@@ -999,13 +999,27 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
     if weight is not None:
         _check_tensor("binary_cross_entropy", "weight", weight)
-        new_size = broadcast_shapes(tuple(target.shape), tuple(weight.shape))
+        new_size = _broadcast_shapes(target.size(), weight.size())
         if tuple(weight.shape) != new_size:
             weight = weight.expand(new_size)
     return apply(_L.bce_spec, (input, target, weight, red))
 
 
-# -- normalize -----------------------------------------------------------------------------------------------------------
+def _broadcast_shapes(*shapes):
+    """``torch.broadcast_shapes`` (its Python implementation's error message)."""
+    common = [1] * max(len(s) for s in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if common[idx] == 1:
+                common[idx] = shape[idx]
+            elif shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
+                                   f"argument at index {arg_idx} had {shape}; but expected shape should be "
+                                   f"broadcastable to {common}")
+    return tuple(common)
+
+
+# -- normalize ---------------------------------------------------------------------------------------------------------
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
     """``input`` divided by its ``p``-norm along ``dim``: ``input / max(||input||_p, eps)``.
 

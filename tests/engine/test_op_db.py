@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import NonInteractiveExampleWarning
+from op_db import ROWS
 
 import leafkit as lk
 from leafkit._functions import SPECS
-from op_db import ROWS
 
 H = 1e-6
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -30,7 +30,9 @@ CONFIGS = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
            ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.3, maximize=True)),
            ("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
            ("Adam", dict(lr=0.01, betas=(0.3, 0.9))),
-           ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True))]
+           ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+           ("AdamW", dict(lr=0.01)), ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+           ("AdamW", dict(lr=0.01, betas=(0.5, 0.8), eps=1e-3, weight_decay=0.0, maximize=True))]
 
 
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
@@ -42,7 +44,7 @@ def test_same_trajectory_as_pytorch(name, kw):
     assert got[2].tolist() == [1.0, 2.0]
 
 
-@pytest.mark.parametrize("name,kw", CONFIGS[:2] + CONFIGS[4:6])
+@pytest.mark.parametrize("name,kw", CONFIGS[:2] + CONFIGS[4:6] + CONFIGS[8:10])
 def test_same_repr_as_pytorch(name, kw):
     def run(lib):
         return repr(getattr(lib.optim, name)([lib.nn.Parameter(lib.zeros(1))], **kw))
@@ -57,13 +59,15 @@ def test_state_keys_as_pytorch():
         opt.step()
         sd = opt.state_dict()
         return sorted(opt.state[p]), sorted(sd), sorted(sd["param_groups"][0]), sorted(sd["state"])
-    for name, kw in [("SGD", {"momentum": 0.9}), ("Adam", {}), ("Adam", {"amsgrad": True})]:
+    for name, kw in [("SGD", {"momentum": 0.9}), ("Adam", {}), ("Adam", {"amsgrad": True}), ("AdamW", {}),
+                     ("AdamW", {"amsgrad": True})]:
         assert run(leafkit, name, **kw) == run(torch, name, **kw)
 
 
 @pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True,
                                                                           weight_decay=0.01)),
-                                     ("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1))])
+                                     ("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
+                                     ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.1))])
 def test_agrees_with_pytorch_to_float32_rounding(name, kw):
     """What the docstrings promise: float32 rounding after several steps, not bit for bit (PyTorch uses fma)."""
     rng = np.random.default_rng(1)
@@ -79,3 +83,26 @@ def test_agrees_with_pytorch_to_float32_rounding(name, kw):
         return p.detach().numpy().copy()
     got, want = run(leafkit), run(torch)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+def test_adamw_defaults_errors_and_state_dict_as_pytorch():
+    def run(lib):
+        p = lib.nn.Parameter(lib.tensor([1.0, -2.0]))
+        opt = lib.optim.AdamW([p])
+        out = [opt.defaults["weight_decay"], opt.defaults["decoupled_weight_decay"], isinstance(opt, lib.optim.Adam)]
+        for bad in ({"weight_decay": -1}, {"betas": (1.0, 0.9)}, {"decoupled_weight_decay": False}):
+            try:
+                lib.optim.AdamW([p], **bad)
+            except (ValueError, TypeError) as e:
+                out.append((type(e).__name__, str(e).split("(")[0][:40]))
+        # an Adam state dict loaded into AdamW keeps the decoupled decay, as PyTorch's __setstate__ does
+        adam = lib.optim.Adam([p], weight_decay=0.1)
+        p.grad = lib.ones(2)
+        adam.step()
+        opt.load_state_dict(adam.state_dict())
+        out.append(opt.param_groups[0]["decoupled_weight_decay"])
+        opt.step()
+        out.append([round(v, 6) for v in p.detach().tolist()])
+        return out
+    assert run(leafkit) == run(torch)
+
