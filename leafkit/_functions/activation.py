@@ -172,7 +172,7 @@ silu_spec = defop("silu", _silu, self=_silu_backward,
 
 # -- elu -----------------------------------------------------------------------------------------------------------
 @_opmath
-def _elu(self, alpha=1.0, scale=1.0, input_scale=1.0):
+def _elu(self, alpha=1.0, scale=1, input_scale=1):
     _floating("elu_cpu", self)
     t = self.dtype.type
     xp = array_module(self)
@@ -255,7 +255,7 @@ defop("leaky_relu_backward", _leaky_relu_backward, inputs=("grad_output", "self"
 
 # -- softplus ------------------------------------------------------------------------------------------------------
 @_opmath
-def _softplus(self, beta=1.0, threshold=20.0):
+def _softplus(self, beta=1, threshold=20):
     _floating("softplus_cpu", self)
     t = self.dtype.type
     xp = array_module(self)

@@ -733,7 +733,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, inplace=True)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, a smooth ReLU (``SoftplusBackward0``).
 
     Where ``beta * x > threshold`` the result is ``x`` itself (no overflow).
