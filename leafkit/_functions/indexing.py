@@ -227,6 +227,16 @@ def index_put(input, indices, values, accumulate=False):
 
 
 # -- index_select, index_add, index_fill (task M1) --------------------------------------------------------------------
+def _out_of_range(flat, lo, hi):
+    """The first index outside ``lo <= i < hi`` (None when all are inside)."""
+    if not flat.size:
+        return None
+    bad = (flat < lo) | (flat >= hi)
+    if not bool(bad.any()):
+        return None
+    return int(flat[array_module(flat).argmax(bad)])
+
+
 def _along(ndim, dim, idx):
     return (slice(None),) * dim + (idx,)
 
@@ -265,9 +275,9 @@ def _index_add(self, index, source, dim, alpha=1):
     if flat.size != s_shape[dim]:
         raise RuntimeError(f"index_add_(): Number of indices ({flat.size}) should be equal to source.size(dim): "
                            f"({s_shape[dim]}), for dim: {dim}")
-    for i in (flat.tolist() if hasattr(flat, "tolist") else list(flat)):
-        if not 0 <= i < t_shape[dim]:
-            raise RuntimeError(f"index {i} is out of bounds for dimension {dim} with size {t_shape[dim]}")
+    bad = _out_of_range(flat, 0, t_shape[dim])
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {t_shape[dim]}")
     out = self.reshape(t_shape).copy()
     src = source.reshape(s_shape)
     array_module(self).add.at(out, _along(out.ndim, dim, flat.astype(np.int64, copy=False)),
@@ -282,9 +292,9 @@ def _index_fill(self, index, value, dim):
         raise RuntimeError("Index has to be a vector/scalar")
     size = self.shape[dim] if self.ndim else 1
     flat = index.reshape(-1)
-    for i in (flat.tolist() if hasattr(flat, "tolist") else list(flat)):
-        if not -size <= i < size:
-            raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+    bad = _out_of_range(flat, -size, size)
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
     out = self.copy()
     v = value if hasattr(value, "dtype") else self.dtype.type(value)
     if self.ndim == 0:
