@@ -213,7 +213,7 @@ def _erf_array(a):
 
 _ERF_UFUNC = np.frompyfunc(math.erf, 1, 1)  # C's erf for each element (NumPy has none)
 
-rsqrt_spec = unary(
+unary(
     "rsqrt", _float_unary(_rsqrt_array, errors=True),
     self=lambda F, grad, result: F.mul_scalar(grad, -0.5) * F.pow(result, 3),
     doc=_float_doc("Elementwise 1 / sqrt(x)", "RsqrtBackward0",
@@ -598,30 +598,46 @@ clamp_max_tensor_spec = defop("clamp_max_tensor", _clamp_max, inputs=("self", "m
                               max=lambda F, grad, self, max: F.where(self > max, grad, 0.0))
 
 
-def _one_bound(name, spec, tensor_spec, word, keep):
-    def fn(input, bound):
-        check_tensor(name, "input", input)
-        b = operand(bound, name, word)
-        return apply(tensor_spec if isinstance(b, Tensor) else spec, (input, b))
-
-    def op_(self, bound):
-        b = operand(bound, name + "_", word)
-        return inplace(self, tensor_spec if isinstance(b, Tensor) else spec, (self, b))
-
-    fn.__name__ = fn.__qualname__ = name
-    op_.__name__ = op_.__qualname__ = name + "_"
-    fn.__doc__ = (f"``clamp(input, {word}={word})``: values {keep} ``{word}`` are raised/lowered to it "
-                  f"(``{spec.node_cls.__name__}``; ``{tensor_spec.node_cls.__name__}`` for a tensor bound, which "
-                  "broadcasts and gets the gradient where it wins).\n\n    The gradient passes to ``input`` where "
-                  f"it is kept (ties included). Result dtype by promotion (a float bound makes an integer tensor the "
-                  "default float dtype); NaN in the input or the bound gives NaN, as in PyTorch.")
-    op_.__doc__ = f"In-place :meth:`{name}`."
-    public(name)(fn)
-    public(name + "_", function=False)(op_)
+def _bound_doc(name, spec, tensor_spec, word, keep):
+    verb = "raised" if word == "min" else "lowered"
+    return (f"``clamp(input, {word}={word})``: values {keep} ``{word}`` are {verb} to it "
+            f"(``{spec.node_cls.__name__}``; ``{tensor_spec.node_cls.__name__}`` for a tensor bound, which broadcasts "
+            "and gets the gradient where it wins).\n\n    The gradient passes to ``input`` where it is kept (ties "
+            "included). Result dtype by promotion (a float bound makes an integer tensor the default float dtype); "
+            "NaN in the input or the bound gives NaN, as in PyTorch. A bound that is neither a number nor a tensor "
+            "raises TypeError.")
 
 
-_one_bound("clamp_min", clamp_min_spec, clamp_min_tensor_spec, "min", "below")
-_one_bound("clamp_max", clamp_max_spec, clamp_max_tensor_spec, "max", "above")
+@public("clamp_min")
+def clamp_min(input, min):  # noqa: A002 - PyTorch's argument name
+    check_tensor("clamp_min", "input", input)
+    b = operand(min, "clamp_min", "min")
+    return apply(clamp_min_tensor_spec if isinstance(b, Tensor) else clamp_min_spec, (input, b))
+
+
+@public("clamp_max")
+def clamp_max(input, max):  # noqa: A002 - PyTorch's argument name
+    check_tensor("clamp_max", "input", input)
+    b = operand(max, "clamp_max", "max")
+    return apply(clamp_max_tensor_spec if isinstance(b, Tensor) else clamp_max_spec, (input, b))
+
+
+@public("clamp_min_", function=False)
+def clamp_min_(self, min):  # noqa: A002
+    """In-place :meth:`clamp_min`."""
+    b = operand(min, "clamp_min_", "min")
+    return inplace(self, clamp_min_tensor_spec if isinstance(b, Tensor) else clamp_min_spec, (self, b))
+
+
+@public("clamp_max_", function=False)
+def clamp_max_(self, max):  # noqa: A002
+    """In-place :meth:`clamp_max`."""
+    b = operand(max, "clamp_max_", "max")
+    return inplace(self, clamp_max_tensor_spec if isinstance(b, Tensor) else clamp_max_spec, (self, b))
+
+
+clamp_min.__doc__ = _bound_doc("clamp_min", clamp_min_spec, clamp_min_tensor_spec, "min", "below")
+clamp_max.__doc__ = _bound_doc("clamp_max", clamp_max_spec, clamp_max_tensor_spec, "max", "above")
 
 
 def _rsub_tensor(self, other, alpha=1):

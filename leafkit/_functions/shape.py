@@ -493,13 +493,14 @@ flip_spec = defop("flip", _flip, self=lambda F, grad, dims: F.flip(grad, dims))
 
 
 @public("flip")
-def flip(input, *dims):
-    """A copy with the order of elements reversed along ``dims`` (ints or one sequence; ``FlipBackward0``; the
-    gradient is flipped back).
+def flip(input, *dims_args, dims=None):
+    """A copy with the order of elements reversed along ``dims`` (ints, one sequence, or the keyword ``dims``;
+    ``FlipBackward0``; the gradient is flipped back).
 
     Same shape, dtype and device. Raises IndexError for a dim out of range, RuntimeError for a repeated dim."""
     check_tensor("flip", "input", input)
-    return apply(flip_spec, (input, wrap_dims(shape_arg(dims), input._data.ndim)))
+    given = shape_arg(dims_args) if dims is None else (dims if isinstance(dims, (tuple, list)) else (dims,))
+    return apply(flip_spec, (input, wrap_dims(tuple(given), input._data.ndim)))
 
 
 @public("fliplr")
