@@ -1,11 +1,14 @@
-"""Named tuples returned by ``max(dim)`` / ``min(dim)``: ``values`` and ``indices``, as ``torch.return_types``."""
+"""Named tuples returned by ``max(dim)``, ``min(dim)``, ``sort`` and ``topk``: ``values`` and ``indices``, as
+``torch.return_types``."""
 from __future__ import annotations
 
 from collections import namedtuple
 
 _max = namedtuple("max", ["values", "indices"])
 _min = namedtuple("min", ["values", "indices"])
-for _t in (_max, _min):
+_sort = namedtuple("sort", ["values", "indices"])
+_topk = namedtuple("topk", ["values", "indices"])
+for _t in (_max, _min, _sort, _topk):
     _t.__module__ = "torch.return_types"
     _t.__repr__ = lambda self: (f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\n"
                                 f"indices={self.indices!r})")
@@ -17,3 +20,11 @@ def max(pair):  # noqa: A001 - PyTorch's name
 
 def min(pair):  # noqa: A001 - PyTorch's name
     return _min(*pair)
+
+
+def sort(pair):
+    return _sort(*pair)
+
+
+def topk(pair):
+    return _topk(*pair)

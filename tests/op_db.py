@@ -47,6 +47,15 @@ shapes_1d_up = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3)
 def _elems(domain):
     if domain == "positive":
         return st.floats(0.3, 3, allow_nan=False, width=64)
+    if domain == "unit":             # asin, acos, atanh: inside (-1, 1), clear of the ends where they are singular
+        return st.floats(-0.9, 0.9, allow_nan=False, width=64)
+    if domain == "above_one":        # acosh
+        return st.floats(1.1, 3, allow_nan=False, width=64)
+    if domain == "off_grid":         # fmod's and clamp's jumps and kinks: clear of 0 and of the multiples of 1.5
+        return st.one_of(*(st.floats(lo, hi, width=64) for lo, hi in ((-2.8, -1.6), (-1.4, -0.1), (0.1, 1.4),
+                                                                      (1.6, 2.8))))
+    if domain == "near_1.5":         # divisors and bounds for "off_grid" values: a / b stays clear of integers
+        return st.floats(1.45, 1.55, width=64)
     if domain == "away_from_zero":  # kinks at 0 (abs, relu, sign): stay clear of them for finite differences
         return st.one_of(st.floats(-3, -0.05, width=64), st.floats(0.05, 3, width=64))
     if domain == "away_from_half":   # round's jumps at k + 0.5
@@ -414,3 +423,131 @@ ROWS += [
         matrices("nm", "m", "m")),
 ]
 BY_NAME = {r.name: r for r in ROWS}
+
+
+# -- task M1: the everyday math, reductions and shape ops ------------------------------------------------------------
+shapes_2_up = hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=3)  # var/std: at least 2 per slice
+shapes_2d_up = hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=3)
+vectors = hnp.array_shapes(min_dims=1, max_dims=1, min_side=1, max_side=4)
+squares = st.integers(1, 3).map(lambda n: (n, n))
+
+
+ROWS += [
+    # elementwise, one tensor
+    Row("rsqrt", lambda lib, x: x.rsqrt(), same(domain="positive"), program=lambda lib, t: (t.abs() + 1).rsqrt()),
+    Row("expm1", lambda lib, x: x.expm1(), same(), program=lambda lib, t: (t * 0.3).expm1()),
+    Row("tan", lambda lib, x: x.tan(), same(domain="unit")),
+    Row("asin", lambda lib, x: x.asin(), same(domain="unit"), program=lambda lib, t: (t * 0.4).tanh().asin()),
+    Row("acos", lambda lib, x: x.acos(), same(domain="unit")),
+    Row("atan", lambda lib, x: x.atan(), same(), program=lambda lib, t: t.atan()),
+    Row("sinh", lambda lib, x: x.sinh(), same(), program=lambda lib, t: (t * 0.3).sinh()),
+    Row("cosh", lambda lib, x: x.cosh(), same()),
+    Row("asinh", lambda lib, x: x.asinh(), same(), program=lambda lib, t: t.asinh()),
+    Row("acosh", lambda lib, x: x.acosh(), same(domain="above_one")),
+    Row("atanh", lambda lib, x: x.atanh(), same(domain="unit")),
+    Row("asinh_", lambda lib, x: (x * 1).asinh_(), same(),
+        backward_raises="the derivative for 'inplace version of asinh' is not implemented"),
+    Row("acosh_", lambda lib, x: (x * 1).arccosh_(), same(domain="above_one"),
+        backward_raises="the derivative for 'inplace version of acosh' is not implemented"),
+    Row("atanh_", lambda lib, x: (x * 1).atanh_(), same(domain="unit"),
+        backward_raises="the derivative for 'inplace version of atanh' is not implemented"),
+    Row("erf", lambda lib, x: x.erf(), same(), program=lambda lib, t: t.erf()),
+    Row("exp2", lambda lib, x: x.exp2(), same(), program=lambda lib, t: (t * 0.3).exp2()),
+    Row("log2", lambda lib, x: x.log2(), same(domain="positive"), program=lambda lib, t: (t.abs() + 1).log2()),
+    Row("log10", lambda lib, x: x.log10(), same(domain="positive")),
+    Row("negative", lambda lib, x: x.negative(), same()),
+    Row("absolute", lambda lib, x: lib.absolute(x), same(domain="away_from_zero")),
+    Row("fix", lambda lib, x: x.fix() * x, same(domain="away_from_int")),
+    Row("fmod", lambda lib, x: lib.fmod(x, 1.5), same(domain="off_grid"),
+        program=lambda lib, t: lib.fmod(t, 1.5)),
+    Row("inplace_tan", lambda lib, x: (x * 1).tan_(), same(domain="unit")),
+    # elementwise, two or three tensors
+    Row("fmod_tensor", lambda lib, a, b: lib.fmod(a, b), broadcast_pair(domain="off_grid", domain2="near_1.5")),
+    Row("atan2", lambda lib, a, b: lib.atan2(a, b), broadcast_pair(domain="away_from_zero"),
+        program=lambda lib, a, b: lib.atan2(a, b), arity=2),
+    Row("hypot", lambda lib, a, b: lib.hypot(a, b), broadcast_pair(domain="away_from_zero"),
+        program=lambda lib, a, b: lib.hypot(a, b), arity=2),
+    Row("lerp", lambda lib, a, b: lib.lerp(a, b, 0.3), same(2), program=lambda lib, a, b: lib.lerp(a, b, 0.3),
+        arity=2),
+    Row("lerp_far", lambda lib, a, b: a.lerp(b, 0.75), broadcast_pair()),
+    Row("lerp_tensor", lambda lib, a, b, w: lib.lerp(a, b, w), same(3)),
+    Row("addcmul", lambda lib, a, b, c: lib.addcmul(a, b, c, value=0.5), same(3),
+        program=lambda lib, a, b: lib.addcmul(a, a, b, value=0.5), arity=2),
+    Row("addcmul_broadcast", lambda lib, a, b: lib.addcmul(a, b, a, value=2), broadcast_pair()),
+    Row("addcdiv", lambda lib, a, b, c: lib.addcdiv(a, b, c * c + 0.5, value=-2), same(3)),
+    Row("clamp_min_number", lambda lib, x: x.clamp_min(1.5), same(domain="off_grid"),
+        program=lambda lib, t: t.clamp_min(-0.5)),
+    Row("clamp_max_number", lambda lib, x: lib.clamp_max(x, -1.5), same(domain="off_grid")),
+    Row("clamp_min_tensor", lambda lib, a, b: a.clamp_min(b), broadcast_pair(domain="off_grid", domain2="near_1.5"),
+        program=lambda lib, a, b: a.clamp_min(b), arity=2),
+    Row("clamp_max_tensor", lambda lib, a, b: lib.clamp_max(a, b), broadcast_pair(domain="off_grid",
+                                                                               domain2="near_1.5")),
+    Row("rsub_tensor", lambda lib, a, b: lib.rsub(a, b, alpha=2), broadcast_pair(),
+        program=lambda lib, a, b: lib.rsub(a, b), arity=2),
+    # reductions
+    Row("amax", lambda lib, x: x.amax(_dim(x)), distinct(), program=lambda lib, t: t.amax(1, keepdim=True) * t),
+    Row("amax_all", lambda lib, x: x.amax(), distinct()),
+    Row("amin", lambda lib, x: x.amin((0, -1), keepdim=True), distinct(shape=shapes_2d_up),
+        program=lambda lib, t: t.amin(0) + t),
+    Row("amax_ties", lambda lib, x: x.amax(0), fixed([[1.0, 3.0], [3.0, 2.0], [3.0, 3.0]]), gradgrad=False),
+    Row("prod", lambda lib, x: x.prod(), same(domain="away_from_zero"),
+        program=lambda lib, t: t.prod(1, keepdim=True) + t),
+    Row("prod_dim", lambda lib, x: x.prod(_dim(x)), same(domain="away_from_zero", shape=shapes_1d_up)),
+    Row("prod_zeros", lambda lib, x: x.prod(), fixed([[2.0, 0.0, 3.0], [1.5, 0.5, 4.0]])),
+    Row("prod_dim_zeros", lambda lib, x: x.prod(1), fixed([[2.0, 0.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0]])),
+    Row("cumsum", lambda lib, x: x.cumsum(_dim(x)), same(), program=lambda lib, t: t.cumsum(1)),
+    Row("cumprod", lambda lib, x: x.cumprod(0), same(domain="away_from_zero", shape=shapes_1d_up),
+        program=lambda lib, t: (t * 0.5).cumprod(1)),
+    Row("cumprod_zeros", lambda lib, x: x.cumprod(1), fixed([[2.0, 0.0, 3.0, 0.5], [0.0, 0.0, 4.0, 1.0],
+                                                             [1.0, 2.0, 3.0, 4.0]])),
+    Row("var", lambda lib, x: x.var(), same(shape=shapes_2_up), program=lambda lib, t: t.var(1, keepdim=True) * t),
+    Row("var_dim", lambda lib, x: x.var(0, correction=0), same(shape=shapes_2_up)),
+    Row("std", lambda lib, x: x.std(), distinct(shape=shapes_2_up), program=lambda lib, t: t.std(0) + t),
+    Row("std_dim", lambda lib, x: x.std(-1, keepdim=True), distinct(shape=shapes_2_up)),
+    Row("logsumexp", lambda lib, x: x.logsumexp(_dim(x)), same(),
+        program=lambda lib, t: t.logsumexp(1, keepdim=True) - t),
+    Row("sort", lambda lib, x: x.sort(descending=True).values, distinct(), program=lambda lib, t: t.sort(1).values),
+    Row("sort_stable", lambda lib, x: lib.sort(x, dim=0, stable=True).values, distinct()),
+    Row("topk", lambda lib, x: x.topk(1, 0).values, distinct()),
+    # shapes, diagonals, indexing
+    Row("repeat", lambda lib, x: x.repeat(2, *([1] * x.dim())), same(),
+        program=lambda lib, t: t.repeat(2, 1)[1:4]),
+    Row("repeat_split", lambda lib, x: x.repeat(*([2] * x.dim())), same(shape=shapes_1d_up)),
+    Row("flip", lambda lib, x: x.flip(0), same(shape=shapes_1d_up), program=lambda lib, t: t.flip(0)),
+    Row("roll", lambda lib, x: x.roll(1, -1), same(shape=shapes_1d_up), program=lambda lib, t: t.roll(1, 1)),
+    Row("roll_flat", lambda lib, x: x.roll(-2), same()),
+    Row("diag_embed", lambda lib, x: lib.diag(x, 1), same(shape=vectors)),
+    Row("diag_copy", lambda lib, x: lib.diag(x), matrices("nm"), program=lambda lib, t: lib.diag(t, 1).sum() + t),
+    Row("diagonal", lambda lib, x: x.diagonal(0, 0, -1), same(shape=shapes_2d_up)),
+    Row("trace", lambda lib, x: x.trace(), matrices("nm"), program=lambda lib, t: t.trace() * t),
+    Row("triu", lambda lib, x: x.triu(), matrices("nm"), program=lambda lib, t: t.triu()),
+    Row("tril", lambda lib, x: x.tril(-1), same(shape=shapes_2d_up), program=lambda lib, t: t.tril(1)),
+    Row("split", lambda lib, x: x.split(1)[-1] * x.split(1)[0], same(shape=shapes_1d_up),
+        program=lambda lib, t: lib.cat(t.split(3, 1)[::-1], 1)),
+    Row("split_with_sizes", lambda lib, x: x.split([1, x.shape[0] - 1])[1], same(shape=shapes_1d_up)),
+    Row("chunk", lambda lib, x: x.chunk(2, -1)[0], same(shape=shapes_1d_up),
+        program=lambda lib, t: t.chunk(2, 1)[1].repeat(1, 2)),
+    Row("index_select", lambda lib, x: x.index_select(0, lib.tensor([0, 0, -1]) % x.shape[0]),
+        same(shape=shapes_1d_up), program=lambda lib, t: t.index_select(1, lib.tensor([3, 0, 0, 1]))),
+    Row("index_add", lambda lib, a, b: a.index_add(0, lib.tensor([1, 1, 0]), b, alpha=2.0),
+        shaped((2, 3), (3, 3))),
+    Row("index_fill", lambda lib, x: x.index_fill(1, lib.tensor([0, 2]), -1.0), shaped((2, 3))),
+    Row("index_fill_tensor", lambda lib, a, b: a.index_fill(0, lib.tensor([1, 1]), b), shaped((3, 2), ())),
+    Row("t_", lambda lib, x: (x * 1).t_(), matrices("nm"), program=lambda lib, t: (t * 1).t_().t_()),
+    Row("transpose_", lambda lib, x: (x * 1).transpose_(0, -1), same(shape=shapes_1d_up)),
+    Row("squeeze_", lambda lib, x: (x * 1).unsqueeze(1).squeeze_() * 1, same(shape=shapes_1d_up)),
+    Row("unsqueeze_", lambda lib, x: (x * 1).unsqueeze_(-1), same()),
+    Row("movedim", lambda lib, x: x.movedim(0, -1), same(shape=shapes_1d_up),
+        program=lambda lib, t: t.movedim(0, 1).t()),
+    Row("narrow", lambda lib, x: x.narrow(-1, 0, 1), same(shape=shapes_1d_up)),
+    Row("einsum_mm", lambda lib, a, b: lib.einsum("ij,jk->ik", a, b), matrices("nm", "mp")),
+    Row("einsum_bmm", lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b), matrices("bnm", "bmp")),
+    Row("einsum_dot", lambda lib, a, b: lib.einsum("i,i->", a, b), matrices("m", "m")),
+    Row("einsum_transpose", lambda lib, a: lib.einsum("ij->ji", a), matrices("nm")),
+    Row("einsum_diagonal", lambda lib, a: lib.einsum("ii->i", a), matrices("mm")),
+    Row("einsum_outer_sum", lambda lib, a, b: lib.einsum("ij,ik->j", a, b), matrices("nm", "np")),
+    Row("einsum_chain", lambda lib, a, b: lib.einsum("ij,kj,kl->il", a, b, a) / 10, same(2, shape=st.just((3, 4))),
+        program=lambda lib, a, b: lib.einsum("ij,kj,kl->il", a, b, a) / 10, arity=2),
+]
+BY_NAME = {r.name: r for r in ROWS}
+PROGRAM_ROWS = [r for r in ROWS if r.program is not None]

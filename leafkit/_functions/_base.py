@@ -148,6 +148,26 @@ def dims(dim_arg, ndim):
     return tuple(out) if ndim else ()
 
 
+def wrap_dims(dim_arg, ndim):
+    """A dim list as PyTorch's ``flip``/``amax``/``var``/``logsumexp`` read it: ``None`` or empty is ``()`` (unlike
+    :func:`dims`, no dimension at all; each op says what that means), an int or a sequence is checked and made
+    non-negative, and a 0-d tensor's ``0``/``-1`` stays ``(0,)``.
+
+    Raises ``IndexError`` ("Dimension out of range ...") and ``RuntimeError`` for a repeated dim."""
+    if dim_arg is None:
+        return ()
+    ds = (dim_arg,) if isinstance(dim_arg, (int, np.integer)) else tuple(dim_arg)
+    n = max(ndim, 1)
+    out = []
+    for d in ds:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        if d % n in out:
+            raise RuntimeError(f"dim {d % n} appears multiple times in the list of dims")
+        out.append(d % n)
+    return tuple(out)
+
+
 def check_tensor(fn: str, name: str, x, pos: int = 1) -> None:
     """PyTorch's TypeError for a non-tensor argument."""
     if not isinstance(x, Tensor):

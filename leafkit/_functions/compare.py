@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _device
-from .._tensor import Tensor
-from ._base import as_array, broadcast_check, check_tensor, is_number, num
+from .. import _device, _dtype
+from .._tensor import INFERENCE_INPLACE_MESSAGE, Tensor
+from ..autograd.grad_mode import _state
+from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, promote, result_type
 from ._registry import public
+from .inplace import _write, check_inplace_allowed
 
 
 def _other_array(self, other):
@@ -134,3 +136,69 @@ def any(input):  # noqa: A001 - PyTorch's name
 @public("all")
 def all(input):  # noqa: A001 - PyTorch's name
     return Tensor._make(as_array(np.asarray(input._data.all())), input._device)
+
+
+# -- bit shifts: >> and << on integer tensors (task M1) ---------------------------------------------------------------
+def _shift_values(a, b, np_fn, cname):
+    rt = result_type(a, b)
+    if rt.kind not in "iu":
+        raise NotImplementedError(f"\"{cname}_cpu\" not implemented for '{_dtype.word(rt)}'")
+    a, b = promote(a, b)
+    xp = array_module(a if hasattr(a, "shape") else b)
+    return as_array(getattr(xp, np_fn.__name__)(a, b))
+
+
+def _shift(np_fn, name, cname):
+    def fn(input, other):
+        if not isinstance(input, Tensor):  # torch.bitwise_left_shift(2, t)
+            check_tensor(name, "other", other, 2)
+            if not is_number(input):
+                check_tensor(name, "input", input)
+            return Tensor._make(_shift_values(num(input), other._data, np_fn, cname), other._device)
+        o = _other_array(input, other)
+        if o is None:
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+        return Tensor._make(_shift_values(input._data, o, np_fn, cname), input._device)
+
+    def op(self, other):
+        o = _other_array(self, other)
+        return NotImplemented if o is None else Tensor._make(_shift_values(self._data, o, np_fn, cname), self._device)
+
+    def rop(self, other):
+        if not is_number(other):
+            return NotImplemented
+        return Tensor._make(_shift_values(num(other), self._data, np_fn, cname), self._device)
+
+    def op_(self, other):
+        o = _other_array(self, other)
+        if o is None:
+            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        if _state.enabled and self._requires_grad:
+            check_inplace_allowed(self)
+        rt = result_type(self._data, o)
+        if not np.can_cast(rt, self._data.dtype, "same_kind"):
+            raise RuntimeError(f"result type {_dtype.word(rt)} can't be cast to the desired output type "
+                               f"{_dtype.word(self._data.dtype)}")
+        _write(self, _shift_values(self._data, o, np_fn, cname))
+        if self._inference and not _state.inference:  # PyTorch's kernel writes before the check that raises
+            raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
+        self._version_counter[0] += 1
+        return self
+
+    direction = "left (multiplying by 2**other)" if cname == "lshift" else "right (dividing by 2**other, rounding down)"
+    fn.__name__ = fn.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    fn.__doc__ = (f"Shift the bits of integer tensors {direction}: ``input {'<<' if cname == 'lshift' else '>>'} "
+                  "other``, elementwise, with broadcasting; either side may be a number.\n\n    Result dtype by "
+                  "PyTorch's promotion (a bool tensor with a Python int gives int64); shifts by the width of the "
+                  "dtype or more give 0 (-1 for negative numbers shifted right), as in PyTorch. Not differentiable. "
+                  f"Float results raise NotImplementedError (\"{cname}_cpu\" not implemented for 'Float'), as do two "
+                  "bool tensors.")
+    op_.__doc__ = f"In-place :func:`{name}` (``{'<<=' if cname == 'lshift' else '>>='}``); bumps ``_version``."
+    public(name)(fn)
+    public(name + "_", function=False)(op_)
+    return op, rop, op_
+
+
+Tensor.__lshift__, Tensor.__rlshift__, Tensor.__ilshift__ = _shift(np.left_shift, "bitwise_left_shift", "lshift")
+Tensor.__rshift__, Tensor.__rrshift__, Tensor.__irshift__ = _shift(np.right_shift, "bitwise_right_shift", "rshift")

@@ -1,7 +1,10 @@
 """Copies: ``clone`` (CloneBackward0) and dtype/device moves (ToCopyBackward0: ``to``, ``cuda``, ``cpu``, ``float`` ...)."""
 from __future__ import annotations
 
+import warnings
+
 from .. import _device
+from .. import _creation
 from .. import _dtype
 from .._tensor import Tensor
 from ._base import check_tensor
@@ -128,3 +131,51 @@ for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64), ("half"
     public(_name, function=False)(_dtype_method(_d))
 
 public("type_as", function=False)(lambda self, other: self.to(other.dtype))
+
+
+# -- new_zeros / new_ones / new_full / new_empty / new_tensor (task M1) ----------------------------------------------
+def _new_options(self, dtype, device):
+    return (dtype if dtype is not None else self.dtype), (device if device is not None else self._device)
+
+
+def _new_factory(name, make, what):
+    def method(self, *size, dtype=None, device=None, requires_grad=False):
+        dt, dev = _new_options(self, dtype, device)
+        return make(*size, dtype=dt, device=dev, requires_grad=requires_grad)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"A new leaf tensor of shape ``size`` (ints or one sequence) filled with {what}, with this "
+                      "tensor's dtype and device unless ``dtype``/``device`` are given; it never shares this tensor's "
+                      "history (``requires_grad`` is False unless asked for, and then only for float dtypes, else "
+                      "RuntimeError).")
+    public(name, function=False)(method)
+
+
+_new_factory("new_zeros", _creation.zeros, "zeros")
+_new_factory("new_ones", _creation.ones, "ones")
+_new_factory("new_empty", _creation.empty, "uninitialised values (zeros in leafkit)")
+
+
+@public("new_full", function=False)
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A new leaf tensor of shape ``size`` (a sequence) filled with ``fill_value``, with this tensor's dtype and
+    device unless ``dtype``/``device`` are given (the value is converted: an int64 tensor's ``new_full((2,), 1.5)``
+    holds 1). Raises TypeError for an int ``size``, as PyTorch does."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    dt, dev = _new_options(self, dtype, device)
+    return _creation.full(tuple(size), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+@public("new_tensor", function=False)
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A new leaf tensor copied from ``data`` (numbers, nested sequences, arrays, tensors), with this tensor's dtype
+    and device unless ``dtype``/``device`` are given (so an int64 tensor's ``new_tensor([1.5])`` holds 1). Like
+    PyTorch, warns when ``data`` is a tensor that ``data.detach().clone()`` is the recommended copy."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "tensor.new_tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    dt, dev = _new_options(self, dtype, device)
+    arr, _ = _creation._infer(data, dt)
+    return _creation._finish(arr, dt, dev, requires_grad)

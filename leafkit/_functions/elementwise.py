@@ -13,6 +13,8 @@ derivative of some ops calls; their own formulas give second derivatives
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -171,6 +173,496 @@ def _relu(self):
 
 unary("relu", _relu, self=lambda F, grad, result: F.threshold_backward(grad, result, 0),
       doc="max(x, 0) elementwise (``ReluBackward0``); the gradient at 0 is 0.")
+
+
+# -- more elementwise math: trigonometry, hyperbolic functions, exp/log variants, erf (task M1) ------------------
+# Each formula is PyTorch's derivatives.yaml entry, written so that a recorded backward pass has PyTorch's nodes
+# (``rsqrt``: ``-0.5 * grad * result.pow(3)`` is a MulBackward0 over a MulBackward1 and a PowBackward0).
+_LN2 = float(np.log(2.0))
+_LN10 = float(np.log(10.0))
+_TWO_OVER_SQRT_PI = float(2.0 / np.sqrt(np.pi))
+
+_FLOAT_RULES = ("Same shape and device as the input; a float input keeps its dtype, integer and bool input give the "
+                "default float dtype (the in-place form on them raises RuntimeError, as in PyTorch); a non-tensor "
+                "raises TypeError.")
+
+
+def _float_doc(summary, node, derivative):
+    return f"{summary} (``{node}``). {_FLOAT_RULES} {derivative}"
+
+
+def _wrapped(F, value, like):
+    """A Python number as PyTorch's "wrapped number" operand beside ``like`` (same dtype and device): in a recorded
+    formula ``1 - t`` is then a ``SubBackward0`` with no edge for the number, as in PyTorch."""
+    data = like._data if F.records else like
+    arr = array_module(data).asarray(value, dtype=data.dtype)
+    return Tensor._make(arr, like._device) if F.records else arr
+
+
+def _rsqrt_array(a):
+    return 1 / array_module(a).sqrt(a)
+
+
+def _erf_array(a):
+    xp = array_module(a)
+    if xp is np:
+        return np.asarray(_ERF_UFUNC(a), dtype=a.dtype)
+    from cupyx.scipy.special import erf  # CuPy's own kernel on the GPU
+    return erf(a)
+
+
+_ERF_UFUNC = np.frompyfunc(math.erf, 1, 1)  # C's erf for each element (NumPy has none)
+
+unary(
+    "rsqrt", _float_unary(_rsqrt_array, errors=True),
+    self=lambda F, grad, result: F.mul_scalar(grad, -0.5) * F.pow(result, 3),
+    doc=_float_doc("Elementwise 1 / sqrt(x)", "RsqrtBackward0",
+                   "rsqrt(0) is inf and rsqrt of a negative number nan. The derivative is "
+                   "``-0.5 * grad * result.pow(3)``, from the saved result."))
+unary("expm1", _float_unary(np.expm1, errors=True), node="Expm1Backward0",
+      self=lambda F, grad, result: grad * F.add_scalar(result, 1),
+      doc=_float_doc("Elementwise e**x - 1, accurate for small x where ``exp(x) - 1`` rounds to 0", "Expm1Backward0",
+                     "The derivative is ``grad * (result + 1)``, from the saved result."))
+unary("tan", _float_unary(np.tan, errors=True),
+      self=lambda F, grad, result: grad * F.add_scalar(F.pow(result, 2), 1),
+      doc=_float_doc("Elementwise tangent", "TanBackward0", "The derivative is ``grad * (1 + result**2)``."))
+unary("asin", _float_unary(np.arcsin, errors=True),
+      self=lambda F, grad, self: grad * F.rsqrt(F.add_scalar(-self * self, 1)),
+      doc=_float_doc("Elementwise arcsine", "AsinBackward0",
+                     "Outside [-1, 1] the value is nan. The derivative is ``grad * (1 - x*x).rsqrt()`` (inf at "
+                     "x = +-1)."))
+unary("acos", _float_unary(np.arccos, errors=True),
+      self=lambda F, grad, self: grad * -F.rsqrt(F.add_scalar(-self * self, 1)),
+      doc=_float_doc("Elementwise arccosine", "AcosBackward0",
+                     "Outside [-1, 1] the value is nan. The derivative is ``grad * -(1 - x*x).rsqrt()``."))
+unary("atan", _float_unary(np.arctan, errors=True),
+      self=lambda F, grad, self: grad / F.add_scalar(self * self, 1),
+      doc=_float_doc("Elementwise arctangent", "AtanBackward0", "The derivative is ``grad / (x*x + 1)``."))
+unary("sinh", _float_unary(np.sinh, errors=True), self=lambda F, grad, self: grad * F.cosh(self),
+      doc=_float_doc("Elementwise hyperbolic sine", "SinhBackward0", "The derivative is ``grad * cosh(x)``."))
+unary("cosh", _float_unary(np.cosh, errors=True), self=lambda F, grad, self: grad * F.sinh(self),
+      doc=_float_doc("Elementwise hyperbolic cosine", "CoshBackward0", "The derivative is ``grad * sinh(x)``."))
+unary("asinh", _float_unary(np.arcsinh, errors=True), in_place=False,
+      self=lambda F, grad, self: grad * F.rsqrt(F.add_scalar(F.pow(self, 2), 1)),
+      doc=_float_doc("Elementwise inverse hyperbolic sine", "AsinhBackward0",
+                     "The derivative is ``grad * (x**2 + 1).rsqrt()``."))
+unary("acosh", _float_unary(np.arccosh, errors=True), in_place=False,
+      self=lambda F, grad, self: grad * F.rsqrt(F.sub_scalar(self * self, 1)),
+      doc=_float_doc("Elementwise inverse hyperbolic cosine", "AcoshBackward0",
+                     "Below 1 the value is nan. The derivative is ``grad * (x*x - 1).rsqrt()``."))
+unary("atanh", _float_unary(np.arctanh, errors=True), in_place=False,
+      self=lambda F, grad, self: F.mul_scalar(grad, 1) / F.sub(_wrapped(F, 1, self), F.pow(self, 2)),
+      doc=_float_doc("Elementwise inverse hyperbolic tangent", "AtanhBackward0",
+                     "atanh(+-1) is +-inf and outside [-1, 1] nan. The derivative is ``grad * 1 / (1 - x**2)``."))
+def _inplace_not_differentiable(name, np_fn):
+    """``asinh_``/``acosh_``/``atanh_``: PyTorch records ``AsinhBackward1`` (...), whose backward raises
+    NotImplementedError "the derivative for 'inplace version of asinh' is not implemented."."""
+    def formula(F, grad):
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
+    spec = defop(name + "_", _float_unary(np_fn, errors=True), node=f"{_camel_name(name)}Backward1", self=formula)
+
+    def op_(self):
+        return inplace(self, spec, (self,))
+    op_.__name__ = op_.__qualname__ = name + "_"
+    op_.__doc__ = (f"In-place :meth:`{name}`. As in PyTorch, the recorded node (``{spec.node_cls.__name__}``) has no "
+                   "derivative: backward through it raises NotImplementedError.")
+    public(name + "_", function=False)(op_)
+    return spec
+
+
+def _camel_name(name):
+    return name[:1].upper() + name[1:]
+
+
+for _name, _fn in (("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh)):
+    _inplace_not_differentiable(_name, _fn)
+
+
+unary("erf", _float_unary(_erf_array, errors=True),
+      self=lambda F, grad, self: F.mul_scalar(F.exp(-F.pow(self, 2)), _TWO_OVER_SQRT_PI) * grad,
+      doc=_float_doc("The error function, 2/sqrt(pi) times the integral of exp(-t**2) from 0 to x", "ErfBackward0",
+                     "The derivative is ``2 / sqrt(pi) * exp(-x**2) * grad``."))
+unary("exp2", _float_unary(np.exp2, errors=True), node="Exp2Backward0",
+      self=lambda F, grad, result: F.mul_scalar(grad * result, _LN2),
+      doc=_float_doc("Elementwise 2**x", "Exp2Backward0", "The derivative is ``grad * result * ln(2)``."))
+unary("log2", _float_unary(np.log2, errors=True), node="Log2Backward0",
+      self=lambda F, grad, self: grad / F.mul_scalar(self, _LN2),
+      doc=_float_doc("Elementwise base-2 logarithm", "Log2Backward0",
+                     "log2(0) is -inf and of a negative number nan. The derivative is ``grad / (x * ln(2))``."))
+unary("log10", _float_unary(np.log10, errors=True), node="Log10Backward0",
+      self=lambda F, grad, self: grad / F.mul_scalar(self, _LN10),
+      doc=_float_doc("Elementwise base-10 logarithm", "Log10Backward0",
+                     "log10(0) is -inf and of a negative number nan. The derivative is ``grad / (x * ln(10))``."))
+
+
+def alias(name, spec, target, inplace_spec=None):
+    """PyTorch's other name for an op: ``Tensor.<name>()``, ``torch.<name>(input)`` and ``Tensor.<name>_()``, all
+    recording ``spec``'s node (``negative`` is ``neg``: ``NegBackward0``)."""
+
+    def op(self):
+        return apply(spec, (self,))
+
+    def fn(input):
+        check_tensor(name, "input", input)
+        return apply(spec, (input,))
+
+    spec_ = inplace_spec or spec
+
+    def op_(self):
+        return inplace(self, spec_, (self,))
+
+    op.__name__ = op.__qualname__ = fn.__name__ = fn.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    op.__doc__ = fn.__doc__ = f"Another name for :func:`{target}` (same node, ``{spec.node_cls.__name__}``)."
+    op_.__doc__ = f"Another name for ``{target}_``: in place, node ``{spec_.node_cls.__name__}``."
+    public(name, function=False)(op)
+    public(name, method=False)(fn)
+    public(name + "_", function=False)(op_)
+
+
+def _install_aliases():
+    from ._registry import SPECS
+    for name, target in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
+                         ("arccos", "acos"), ("arctan", "atan"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
+                         ("arctanh", "atanh")):
+        alias(name, SPECS[target], target, SPECS.get(target + "_"))
+
+
+_install_aliases()
+
+
+# -- more binary elementwise ops: fmod, atan2, hypot, lerp, addcmul, addcdiv, clamp_min/clamp_max, rsub -------------
+def _fmod(self, other):
+    a, b = prep(self, other)
+    if a.dtype.kind in "iu" and bool((b == 0).any() if hasattr(b, "shape") else b == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(**_ERR):
+        return as_array(np.fmod(a, b))
+
+
+fmod_spec = defop("fmod", _fmod, node="FmodBackward0", self=lambda F, grad: grad)
+fmod_tensor_spec = defop("fmod_tensor", _fmod, inputs=("self", "other"), node="FmodBackward1",
+                         self=lambda F, grad: grad,
+                         other=lambda F, grad, self, other: -grad * F.div_mode(self, other, "trunc"))
+
+
+@public("fmod")
+def fmod(input, other):
+    """C's ``fmod``: the remainder of ``input / other`` with the sign of ``input`` (``%`` takes the divisor's sign).
+
+    ``other`` is a number (``FmodBackward0``) or a tensor that broadcasts with ``input`` (``FmodBackward1``).
+    Result dtype by PyTorch's promotion (integers stay integers; a float number makes an integer tensor the default
+    float dtype); same device. d/dinput is 1; d/dother is ``-trunc(input / other)``. A float remainder by zero is
+    nan; an integer one raises ``RuntimeError("ZeroDivisionError")``. A non-tensor ``input`` raises TypeError."""
+    check_tensor("fmod", "input", input)
+    o = operand(other, "fmod")
+    return apply(fmod_tensor_spec if isinstance(o, Tensor) else fmod_spec, (input, o))
+
+
+@public("fmod_", function=False)
+def fmod_(self, other):
+    """In-place :meth:`fmod` (node ``FmodBackward0`` / ``FmodBackward1``)."""
+    o = operand(other, "fmod_")
+    return inplace(self, fmod_tensor_spec if isinstance(o, Tensor) else fmod_spec, (self, o))
+
+
+def _float_binary(np_fn, name, ints=True):
+    def forward(self, other):
+        a, b = prep(self, other)
+        if a.dtype.kind != "f":
+            if not ints:
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.word(a.dtype)}'")
+            a, b = to_float(a), to_float(b)
+        with np.errstate(**_ERR):
+            return as_array(np_fn(a, b))
+    return forward
+
+
+def _atan2_backward(F, grad, self, other, grad_input_mask):
+    """PyTorch's atan2_backward: where self**2 + other**2 is 0 (or underflows) the gradient is 0."""
+    recip = F.reciprocal(self * self + other * other)
+    recip = F.masked_fill(recip, recip == np.inf, 0)
+    return (grad * other * recip if grad_input_mask[0] else None,
+            grad * -self * recip if grad_input_mask[1] else None)
+
+
+atan2_spec = defop("atan2", _float_binary(np.arctan2, "atan2"), inputs=("self", "other"),
+                   **{"self, other": _atan2_backward})
+hypot_spec = defop("hypot", _float_binary(np.hypot, "hypot", ints=False), inputs=("self", "other"),
+                   self=lambda F, grad, self, result: grad * self / result,
+                   other=lambda F, grad, other, result: grad * other / result)
+
+
+def _two_tensors(name, spec, doc):
+    def fn(input, other):
+        check_tensor(name, "input", input)
+        check_tensor(name, "other", other, 2)
+        return apply(spec, (input, other))
+
+    def op_(self, other):
+        check_tensor(name + "_", "other", other)
+        return inplace(self, spec, (self, other))
+
+    fn.__name__ = fn.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    fn.__doc__ = doc
+    op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``)."
+    return fn, op_
+
+
+_atan2, _atan2_ = _two_tensors(
+    "atan2", atan2_spec,
+    """The angle of the point (other, input), ``atan(input / other)`` in the right quadrant, in (-pi, pi]
+    (``Atan2Backward0``).
+
+    Both arguments are tensors that broadcast together; integers give the default float dtype, mixed float
+    dtypes promote. d/dinput is ``other / (input**2 + other**2)``, d/dother ``-input / (input**2 + other**2)``,
+    and both are 0 where ``input**2 + other**2`` is 0, as in PyTorch. A number as ``other`` raises TypeError.""")
+public("atan2", "arctan2")(_atan2)
+public("atan2_", "arctan2_", function=False)(_atan2_)
+_hypot, _hypot_ = _two_tensors(
+    "hypot", hypot_spec,
+    """``sqrt(input**2 + other**2)`` elementwise without overflow (``HypotBackward0``).
+
+    Both arguments are float tensors that broadcast together; integer ones raise NotImplementedError
+    (``"hypot_cpu" not implemented for 'Long'``), a number as ``other`` TypeError. d/dinput is ``input / result``,
+    d/dother ``other / result`` (nan at the origin, as in PyTorch).""")
+public("hypot")(_hypot)
+public("hypot_", function=False)(_hypot_)
+
+
+def _lerp_check(self, end, weight=None):
+    if self.dtype.kind != "f":
+        kernel = "lerp_kernel_tensor" if weight is not None else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.word(self.dtype)}'")
+    if end.dtype != self.dtype:
+        raise RuntimeError(f"expected dtype {_dtype.ctype(self.dtype)} for `end` but got dtype "
+                           f"{_dtype.ctype(end.dtype)}")
+    if weight is not None and weight.ndim and weight.dtype != self.dtype:
+        raise RuntimeError(f"expected dtype {_dtype.ctype(self.dtype)} for `weight` but got dtype "
+                           f"{_dtype.ctype(weight.dtype)}")
+    broadcast_shapes(self.shape, end.shape, *(() if weight is None else (weight.shape,)))
+
+
+def _lerp_values(xp, self, end, w):
+    """PyTorch's lerp kernel: ``self + w * (end - self)`` for |w| < 0.5, else ``end - (end - self) * (1 - w)``."""
+    diff = end - self
+    with np.errstate(**_ERR):
+        return xp.where(xp.abs(w) < 0.5, self + w * diff, end - diff * (1 - w))
+
+
+def _lerp(self, end, weight):
+    _lerp_check(self, end)
+    w = self.dtype.type(weight)
+    with np.errstate(**_ERR):
+        out = self + w * (end - self) if abs(w) < 0.5 else end - (end - self) * (1 - w)
+    return as_array(out.astype(self.dtype, copy=False))
+
+
+def _lerp_tensor(self, end, weight):
+    _lerp_check(self, end, weight)
+    w = weight.astype(self.dtype, copy=False)
+    return as_array(_lerp_values(array_module(self), self, end, w).astype(self.dtype, copy=False))
+
+
+lerp_spec = defop("lerp", _lerp, inputs=("self", "end"), node="LerpBackward0",
+                  self=lambda F, grad, weight: F.mul_scalar(grad, 1 - weight),
+                  end=lambda F, grad, weight: F.mul_scalar(grad, weight))
+lerp_tensor_spec = defop("lerp_tensor", _lerp_tensor, inputs=("self", "end", "weight"), node="LerpBackward1",
+                         self=lambda F, grad, weight: grad * F.sub(_wrapped(F, 1, weight), weight),
+                         end=lambda F, grad, weight: grad * weight,
+                         weight=lambda F, grad, self, end: grad * (end - self))
+
+
+@public("lerp")
+def lerp(input, end, weight):
+    """Linear interpolation ``input + weight * (end - input)``, computed as PyTorch's kernel computes it.
+
+    ``weight`` is a number (``LerpBackward0``) or a tensor (``LerpBackward1``, which also passes a gradient to
+    the weight: ``grad * (end - input)``); all three broadcast together, on one device. d/dinput is
+    ``1 - weight``, d/dend ``weight``. ``input`` and ``end`` must be float tensors of one dtype; a weight tensor
+    with dimensions must have it too (a 0-d one may differ), else RuntimeError ("expected dtype float for `end`
+    but got dtype double"); integer input raises NotImplementedError."""
+    check_tensor("lerp", "input", input)
+    check_tensor("lerp", "end", end, 2)
+    w = operand(weight, "lerp", "weight")
+    if isinstance(w, Tensor):
+        return apply(lerp_tensor_spec, (input, end, w))
+    return apply(lerp_spec, (input, end, w))
+
+
+@public("lerp_", function=False)
+def lerp_(self, end, weight):
+    """In-place :meth:`lerp` (node ``LerpBackward0`` / ``LerpBackward1``)."""
+    check_tensor("lerp_", "end", end)
+    w = operand(weight, "lerp_", "weight")
+    return inplace(self, lerp_tensor_spec if isinstance(w, Tensor) else lerp_spec, (self, end, w))
+
+
+def _promote3(a, b, c):
+    b, c = promote(b, c)
+    a, b = promote(a, b)
+    a, c = promote(a, c)
+    return a, b, c
+
+
+def _addcmul(self, tensor1, tensor2, value=1):
+    a, t1, t2 = _promote3(self, tensor1, tensor2)
+    broadcast_shapes(a.shape, t1.shape, t2.shape)
+    with np.errstate(**_ERR):
+        return as_array((a + a.dtype.type(value) * t1 * t2).astype(a.dtype, copy=False))
+
+
+ADDCDIV_INT_MESSAGE = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
+
+
+def _addcdiv(self, tensor1, tensor2, value=1):
+    if tensor1.dtype.kind in "biu" and tensor2.dtype.kind in "biu":
+        raise RuntimeError(ADDCDIV_INT_MESSAGE)
+    a, t1, t2 = _promote3(self, tensor1, tensor2)
+    broadcast_shapes(a.shape, t1.shape, t2.shape)
+    with np.errstate(**_ERR):
+        return as_array((a + a.dtype.type(value) * t1 / t2).astype(a.dtype, copy=False))
+
+
+addcmul_spec = defop("addcmul", _addcmul, inputs=("self", "tensor1", "tensor2"),
+                     self=lambda F, grad: grad,
+                     tensor1=lambda F, grad, tensor2, value: grad * F.mul_scalar(tensor2, value),
+                     tensor2=lambda F, grad, tensor1, value: grad * F.mul_scalar(tensor1, value))
+addcdiv_spec = defop("addcdiv", _addcdiv, inputs=("self", "tensor1", "tensor2"),
+                     self=lambda F, grad: grad,
+                     tensor1=lambda F, grad, tensor2, value: grad * F.div(_wrapped(F, value, tensor2), tensor2),
+                     tensor2=lambda F, grad, tensor1, tensor2, value: -grad * (F.mul_scalar(tensor1, value)
+                                                                             / (tensor2 * tensor2)))
+
+
+def _addc(name, spec, formula, grads):
+    def fn(input, tensor1, tensor2, *, value=1):
+        check_tensor(name, "input", input)
+        check_tensor(name, "tensor1", tensor1, 2)
+        check_tensor(name, "tensor2", tensor2, 3)
+        return apply(spec, (input, tensor1, tensor2, num(value)))
+
+    def op_(self, tensor1, tensor2, *, value=1):
+        check_tensor(name + "_", "tensor1", tensor1)
+        check_tensor(name + "_", "tensor2", tensor2, 2)
+        return inplace(self, spec, (self, tensor1, tensor2, num(value)))
+
+    fn.__name__ = fn.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    fn.__doc__ = (f"``input + value * {formula}`` elementwise, in one op (``{spec.node_cls.__name__}``; the "
+                  "optimizers' update step).\n\n    The three tensors broadcast together, on one device; the result "
+                  "dtype is their promoted dtype, and ``value`` is cast to it (an integer result truncates a float "
+                  f"value). {grads}")
+    op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``)."
+    public(name)(fn)
+    public(name + "_", function=False)(op_)
+
+
+_addc("addcmul", addcmul_spec, "tensor1 * tensor2",
+      "d/dinput is 1, d/dtensor1 ``value * tensor2``, d/dtensor2 ``value * tensor1``.")
+_addc("addcdiv", addcdiv_spec, "tensor1 / tensor2",
+      "d/dinput is 1, d/dtensor1 ``value / tensor2``, d/dtensor2 ``-value * tensor1 / tensor2**2``. Integer "
+      "``tensor1`` and ``tensor2`` raise RuntimeError (\"Integer division with addcdiv is no longer supported\"), "
+      "as in PyTorch.")
+
+
+def _clamp_bound(self, bound, np_fn):
+    a, b = prep(self, bound)
+    with np.errstate(**_ERR):
+        return as_array(np_fn(a, b))  # NaN in either operand gives NaN, as in PyTorch
+
+
+def _clamp_min(self, min):  # noqa: A002 - PyTorch's argument name, read by the formulas
+    return _clamp_bound(self, min, np.maximum)
+
+
+def _clamp_max(self, max):  # noqa: A002
+    return _clamp_bound(self, max, np.minimum)
+
+
+clamp_min_spec = defop("clamp_min", _clamp_min, self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0))
+clamp_max_spec = defop("clamp_max", _clamp_max, self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0))
+clamp_min_tensor_spec = defop("clamp_min_tensor", _clamp_min, inputs=("self", "min"),
+                              node="ClampMinBackward1",
+                              self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
+                              min=lambda F, grad, self, min: F.where(self < min, grad, 0.0))
+clamp_max_tensor_spec = defop("clamp_max_tensor", _clamp_max, inputs=("self", "max"),
+                              node="ClampMaxBackward1",
+                              self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0),
+                              max=lambda F, grad, self, max: F.where(self > max, grad, 0.0))
+
+
+def _bound_doc(name, spec, tensor_spec, word, keep):
+    verb = "raised" if word == "min" else "lowered"
+    return (f"``clamp(input, {word}={word})``: values {keep} ``{word}`` are {verb} to it "
+            f"(``{spec.node_cls.__name__}``; ``{tensor_spec.node_cls.__name__}`` for a tensor bound, which broadcasts "
+            "and gets the gradient where it wins).\n\n    The gradient passes to ``input`` where it is kept (ties "
+            "included). Result dtype by promotion (a float bound makes an integer tensor the default float dtype); "
+            "NaN in the input or the bound gives NaN, as in PyTorch. A bound that is neither a number nor a tensor "
+            "raises TypeError.")
+
+
+@public("clamp_min")
+def clamp_min(input, min):  # noqa: A002 - PyTorch's argument name
+    check_tensor("clamp_min", "input", input)
+    b = operand(min, "clamp_min", "min")
+    return apply(clamp_min_tensor_spec if isinstance(b, Tensor) else clamp_min_spec, (input, b))
+
+
+@public("clamp_max")
+def clamp_max(input, max):  # noqa: A002 - PyTorch's argument name
+    check_tensor("clamp_max", "input", input)
+    b = operand(max, "clamp_max", "max")
+    return apply(clamp_max_tensor_spec if isinstance(b, Tensor) else clamp_max_spec, (input, b))
+
+
+@public("clamp_min_", function=False)
+def clamp_min_(self, min):  # noqa: A002
+    """In-place :meth:`clamp_min`."""
+    b = operand(min, "clamp_min_", "min")
+    return inplace(self, clamp_min_tensor_spec if isinstance(b, Tensor) else clamp_min_spec, (self, b))
+
+
+@public("clamp_max_", function=False)
+def clamp_max_(self, max):  # noqa: A002
+    """In-place :meth:`clamp_max`."""
+    b = operand(max, "clamp_max_", "max")
+    return inplace(self, clamp_max_tensor_spec if isinstance(b, Tensor) else clamp_max_spec, (self, b))
+
+
+clamp_min.__doc__ = _bound_doc("clamp_min", clamp_min_spec, clamp_min_tensor_spec, "min", "below")
+clamp_max.__doc__ = _bound_doc("clamp_max", clamp_max_spec, clamp_max_tensor_spec, "max", "above")
+
+
+def _rsub_tensor(self, other, alpha=1):
+    a, b = prep(self, other)
+    if a.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    return as_array(b - a if alpha == 1 else b - alpha * a)
+
+
+rsub_tensor_spec = defop("rsub_tensor", _rsub_tensor, inputs=("self", "other"), node="RsubBackward0",
+                         self=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha),
+                         other=lambda F, grad: grad)
+
+
+@public("rsub", method=False)
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (subtraction the other way round): ``RsubBackward1`` for a number ``other`` (what
+    ``2 - t`` records), ``RsubBackward0`` for a tensor. Shapes broadcast; dtype by promotion; two bool tensors raise
+    RuntimeError, a non-tensor ``input`` TypeError. d/dinput is ``-alpha``, d/dother 1."""
+    check_tensor("rsub", "input", input)
+    o = operand(other, "rsub")
+    if isinstance(o, Tensor):
+        return apply(rsub_tensor_spec, (input, o, alpha))
+    return apply(rsub_spec, (input, o, alpha))
 
 
 # -- the *_backward ops: first derivatives that are themselves differentiable ------------------------------------

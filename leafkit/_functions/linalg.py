@@ -13,7 +13,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ._base import as_array, broadcast_check, check_tensor
 from ._registry import apply, defop, public
-from .shape import squeeze_dim_spec, squeeze_inplace_spec, unsafe_view_spec
+from .shape import diagonal, movedim, squeeze_dim_spec, squeeze_inplace_spec, unsafe_view_spec
 
 
 def _mm(self, mat2):
@@ -300,3 +300,268 @@ def outer(input, vec2):
     check_tensor("outer", "input", input)
     return input.reshape(input._data.shape[0], 1) * vec2
 
+
+# -- einsum: PyTorch's composition (at::einsum and sumproduct_pair) -----------------------------------------------
+_ELLIPSIS = 52  # the subscripts are A-Z (0-25) and a-z (26-51)
+
+
+def _subscript(c):
+    return ord(c) - ord("A") if c.isupper() else ord(c) - ord("a") + 26
+
+
+def _label(s):
+    return chr(ord("A") + s) if s < 26 else chr(ord("a") + s - 26)
+
+
+def _is_label(c):
+    return c.isascii() and c.isalpha()
+
+
+def _sublist_equation(args):
+    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])``: PyTorch's sublist format as an equation and its operands."""
+    def sub(n):
+        if n is Ellipsis:
+            return "..."
+        if 0 <= n < 26:
+            return chr(ord("A") + n)
+        if 26 <= n < 52:
+            return chr(ord("a") + n - 26)
+        raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+    equation = ",".join("".join(sub(s) for s in sl) for sl in args[1::2])
+    if len(args) % 2 == 1:
+        return equation + "->" + "".join(sub(s) for s in args[-1]), args[:-1:2]
+    return equation, args[::2]
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """PyTorch's sumproduct_pair (keepdim): multiply two aligned operands and sum ``sum_dims`` with one ``bmm``
+    (permute, reshape, bmm, view, permute); with nothing to sum, a plain ``mul``."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(left.dim()):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                if left.shape[i] != right.shape[i]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                sum_size *= left.shape[i]
+            elif sl:
+                left = left.sum(i, True)
+            elif sr:
+                right = right.sum(i, True)
+        elif sl and sr:
+            if left.shape[i] != right.shape[i]:
+                raise RuntimeError("non-broadcast dimensions must match")
+            lro.append(i)
+            lro_size *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left.shape[i]
+        else:
+            ro.append(i)
+            ro_size *= right.shape[i]
+    out_size = ([left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims)
+                + [right.shape[d] for d in ro])
+    operm = [0] * len(out_size)
+    for i, d in enumerate(lro + lo + list(sum_dims) + ro):
+        operm[d] = i
+    left = left.permute(*(lro + lo + list(sum_dims) + ro)).reshape(lro_size, lo_size, sum_size)
+    right = right.permute(*(lro + list(sum_dims) + ro + lo)).reshape(lro_size, sum_size, ro_size)
+    return bmm(left, right).view(*out_size).permute(*operm)
+
+
+@public("einsum", method=False)
+def einsum(*args):
+    """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``, ``"ii->i"`` a diagonal, ``"i,i->"`` a dot
+    product, ``"bij,bjk->bik"`` a batched product; ``...`` stands for broadcast dimensions, and without ``->`` the
+    output is the ellipsis and the subscripts seen once, in alphabetical order (capitals first).
+
+    Composed exactly as PyTorch composes it (no node of its own): repeated subscripts become ``diagonal`` +
+    ``movedim``, operands are ``unsqueeze``-d and ``permute``-d into one order, each pair is contracted with one
+    ``bmm`` (``sumproduct_pair``), left to right, and the result is a ``view``; so the graph has PyTorch's nodes
+    (``ViewBackward0`` over ``PermuteBackward0`` over ``ViewBackward0`` over ``BmmBackward0`` for a matrix
+    product) and the gradients follow. Operands may also be given as one list, or in PyTorch's sublist format.
+    Operands of different dtypes raise RuntimeError (as ``bmm`` does); so do malformed equations, with PyTorch's
+    messages ("einsum(): subscript j has size 2 for operand 1 which does not broadcast with previously seen size
+    3").
+    """
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    if not isinstance(args[0], str):
+        equation, operands = _sublist_equation(args)
+    else:
+        equation, operands = args[0], args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    for t in operands:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum(): argument 'tensors' must be tuple of Tensors, not {type(t).__name__}")
+    num_ops = len(operands)
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+
+    # the subscripts of each operand
+    op_labels = [[] for _ in operands]
+    ell_in_input, cur, i = False, 0, 0
+    while i < len(lhs):
+        c = lhs[i]
+        if c == ".":
+            if ell_in_input:
+                raise RuntimeError(f"einsum(): found '.' for operand {cur} for which an ellipsis was already found")
+            if not (i + 2 < len(lhs) and lhs[i + 1] == "." and lhs[i + 2] == "."):
+                raise RuntimeError(f"einsum(): found '.' for operand {cur} that is not part of any ellipsis")
+            i += 2
+            op_labels[cur].append(_ELLIPSIS)
+            ell_in_input = True
+        elif c == ",":
+            cur += 1
+            if cur >= num_ops:
+                raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+            ell_in_input = False
+        elif c != " ":
+            if not _is_label(c):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation string, "
+                                   "subscripts must be in [a-zA-Z]")
+            op_labels[cur].append(_subscript(c))
+        i += 1
+    if cur != num_ops - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+
+    label_count = [0] * _ELLIPSIS
+    ell_num_dim = 0
+    for k, (t, labels) in enumerate(zip(operands, op_labels)):
+        ndims, nlabels, has_ell = t.dim(), len(labels), False
+        for lab in labels:
+            if lab == _ELLIPSIS:
+                nlabels -= 1
+                has_ell = True
+                ell_num_dim = max(ell_num_dim, ndims - nlabels)
+            else:
+                label_count[lab] += 1
+        if not (nlabels <= ndims if has_ell else nlabels == ndims):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({nlabels}) does not match the "
+                               f"number of dimensions ({ndims}) for operand {k}"
+                               + ("" if has_ell else " and no ellipsis was given"))
+
+    # where each subscript goes: the output's first, then the ones summed away
+    label_perm_index = [-1] * _ELLIPSIS
+    perm_index = ell_index = 0
+    ell_in_output = False
+    if arrow < 0:
+        perm_index, ell_in_output = ell_num_dim, True
+        for lab in range(_ELLIPSIS):
+            if label_count[lab] == 1:
+                label_perm_index[lab] = perm_index
+                perm_index += 1
+    else:
+        rhs = equation[arrow + 2:]
+        i = 0
+        while i < len(rhs):
+            c = rhs[i]
+            if c == ".":
+                if ell_in_output:
+                    raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was already found")
+                if not (i + 2 < len(rhs) and rhs[i + 1] == "." and rhs[i + 2] == "."):
+                    raise RuntimeError("einsum(): found '.' for output that is not part of any ellipsis (...)")
+                i += 2
+                ell_index = perm_index
+                perm_index += ell_num_dim
+                ell_in_output = True
+            elif c != " ":
+                if not _is_label(c):
+                    raise RuntimeError(f"einsum(): invalid subscript given at index {len(lhs) + 2 + i} in the "
+                                       "equation string, subscripts must be in [a-zA-Z]")
+                s = _subscript(c)
+                if not (label_count[s] > 0 and label_perm_index[s] == -1):
+                    raise RuntimeError(f"einsum(): output subscript {c}" + (
+                        " appears more than once in the output" if label_perm_index[s] > -1
+                        else " does not appear in the equation for any input operand"))
+                label_perm_index[s] = perm_index
+                perm_index += 1
+            i += 1
+    out_num_dim = perm_index
+    if not ell_in_output:
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for lab in range(_ELLIPSIS):
+        if label_count[lab] > 0 and label_perm_index[lab] == -1:
+            label_perm_index[lab] = perm_index
+            perm_index += 1
+
+    # diagonals for repeated subscripts, unsqueeze the missing ones, permute every operand into one order
+    label_size = [1] * _ELLIPSIS
+    ell_sizes = [1] * ell_num_dim
+    dim_counts = [0] * perm_index
+    ops = []
+    for k, op in enumerate(operands):
+        permutation = [-1] * perm_index
+        dim = 0
+        for s in op_labels[k]:
+            if s == _ELLIPSIS:
+                ndim = operands[k].dim() - (len(op_labels[k]) - 1)
+                for j in range(ell_num_dim - ndim, ell_num_dim):
+                    if op.shape[dim] != 1:
+                        if ell_sizes[j] not in (1, op.shape[dim]):
+                            raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {k}has "
+                                               f"size {op.shape[dim]} which does not broadcast with previously seen "
+                                               f"ellipsis with size {ell_sizes[j]} for the respective dimension")
+                        ell_sizes[j] = op.shape[dim]
+                        dim_counts[ell_index + j] += 1
+                    permutation[ell_index + j] = dim
+                    dim += 1
+            elif permutation[label_perm_index[s]] == -1:
+                if op.shape[dim] != 1:
+                    if label_size[s] not in (1, op.shape[dim]):
+                        raise RuntimeError(f"einsum(): subscript {_label(s)} has size {op.shape[dim]} for operand {k} "
+                                           f"which does not broadcast with previously seen size {label_size[s]}")
+                    label_size[s] = op.shape[dim]
+                    dim_counts[label_perm_index[s]] += 1
+                permutation[label_perm_index[s]] = dim
+                dim += 1
+            else:
+                prev = permutation[label_perm_index[s]]
+                if op.shape[dim] != op.shape[prev]:
+                    raise RuntimeError(f"einsum(): subscript {_label(s)} is repeated for operand {k} but the sizes "
+                                       f"don't match, {op.shape[dim]} != {op.shape[prev]}")
+                op = movedim(diagonal(op, 0, prev, dim), -1, prev)
+        for j, val in enumerate(permutation):
+            if val == -1:
+                op = op.unsqueeze(dim)
+                permutation[j] = dim
+                dim += 1
+        ops.append(op.permute(*permutation))
+
+    # contract left to right, summing each dimension as soon as no later operand has it
+    while len(ops) > 1:
+        a, b = ops[0], ops[1]
+        del ops[:2]
+        sum_dims, a_dims, b_dims = [], [], []
+        for dim in range(out_num_dim, perm_index):
+            if a.shape[dim] != 1 and b.shape[dim] != 1:
+                dim_counts[dim] -= 1
+                if dim_counts[dim] == 1:
+                    sum_dims.append(dim)
+                    dim_counts[dim] = 0
+            elif dim_counts[dim] == 1:
+                if a.shape[dim] != 1:
+                    a_dims.append(dim)
+                    dim_counts[dim] = 0
+                elif b.shape[dim] != 1:
+                    b_dims.append(dim)
+                    dim_counts[dim] = 0
+        if a_dims:
+            a = a.sum(a_dims, True)
+        if b_dims:
+            b = b.sum(b_dims, True)
+        ops.insert(0, _sumproduct_pair(a, b, sum_dims))
+
+    if perm_index - out_num_dim > 0:
+        if num_ops > 1:  # the summed dims now have size 1
+            return ops[0].view(*ops[0].shape[:out_num_dim])
+        return ops[0].sum(list(range(out_num_dim, perm_index)))
+    return ops[0]

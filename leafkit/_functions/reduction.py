@@ -8,13 +8,18 @@ gradient scattered to the chosen indices (``ScatterBackward0``).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype, return_types
 from .._tensor import Tensor
 from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims
+from ._base import to_float, wrap_dims
 from ._registry import apply, defop, public
 from .elementwise import maximum, minimum
+from .inplace import inplace
+from .shape import select
 
 
 def _unsqueeze_multiple(F, grad, dim, keepdim):
@@ -187,6 +192,476 @@ def _arg_extremum(np_fn, name):
 
 public("argmax")(_arg_extremum(np.argmax, "argmax"))
 public("argmin")(_arg_extremum(np.argmin, "argmin"))
+
+
+# -- amax/amin, prod, cumsum/cumprod, var/std, logsumexp (task M1) --------------------------------------------------
+# Formulas from PyTorch's derivatives.yaml and FunctionsManual.cpp (restore_reduced_dims, scale_grad_by_count,
+# prod_backward, cumsum_backward, cumprod_backward, var_backward, std_backward, logsumexp_backward), written out so
+# a recorded backward pass has PyTorch's nodes.
+def _numel(t):
+    n = 1
+    for s in t.shape:
+        n *= s
+    return n
+
+
+def _constant(F, arr, like):
+    """An array as a formula operand that needs no gradient: itself on arrays, a tensor when recorded."""
+    return Tensor._make(arr, like._device) if F.records else arr
+
+
+def _raw(F, t):
+    return t._data if F.records else t
+
+
+def _ones(F, shape, like):
+    return F.ones_like(F.new_zeros(tuple(shape), like))
+
+
+def _to_type(F, grad, dtype):
+    """``grad.to(self.scalar_type())``: a ``ToCopyBackward0`` only when the dtype differs."""
+    return grad if _raw(F, grad).dtype == dtype else F.cast(grad, dtype)
+
+
+def _restore_reduced_dims(F, t, dim, keepdim):
+    """PyTorch's restore_reduced_dims: ``t`` reshaped with size-1 dims where ``dim`` reduced (a ``view``)."""
+    if keepdim:
+        return t
+    sizes = iter(tuple(t.shape))
+    total = len(t.shape) + len(dim)
+    return F.reshape(t, tuple(1 if j in dim else next(sizes) for j in range(total)))
+
+
+def _amax_backward(F, grad, self, result, dim, keepdim):
+    """scale_grad_by_count: tied extremes share the gradient evenly (``grad / count * mask``)."""
+    g = _restore_reduced_dims(F, grad, dim, keepdim)
+    if not F.records:
+        g = as_array(g)  # a NumPy scalar would count as a Python number in the division's type promotion
+    mask = _restore_reduced_dims(F, result, dim, keepdim) == self
+    count = F.sum_dim(mask, dim or tuple(range(len(mask.shape))), True)
+    out = F.mul(F.div(g, count), mask)
+    if not len(self.shape) and len(out.shape):  # a 0-d input with dim=0: PyTorch sums the (1,) gradient back
+        return F.sum_to(out, ())
+    return out
+
+
+def _amax_like(np_fn, name):
+    def forward(self, dim, keepdim=False):
+        if not dim and self.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               "the reduction dim with the 'dim' argument.")
+        if self.ndim == 0:
+            return self.copy()
+        for d in dim:
+            if self.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return as_array(np_fn(self, axis=dim or None, keepdims=keepdim))
+    return forward
+
+
+amax_spec = defop("amax", _amax_like(np.max, "amax"), self=_amax_backward)
+amin_spec = defop("amin", _amax_like(np.min, "amin"), self=_amax_backward)
+
+
+def _amax_public(spec, name, word):
+    def fn(input, dim=(), keepdim=False):
+        check_tensor(name, "input", input)
+        return apply(spec, (input, wrap_dims(dim, input._data.ndim), bool(keepdim)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {word} over ``dim`` (an int or a tuple; empty, the default, means every dimension), without "
+                  f"the indices ``{word[:3]}(dim)`` returns (``{spec.node_cls.__name__}``).\n\n    Same dtype and "
+                  "device as the input; the reduced dims are dropped unless ``keepdim``. Tied extremes share the "
+                  "gradient evenly (PyTorch's ``scale_grad_by_count``, ``grad / count * mask``), where "
+                  f"``{word[:3]}`` picks one of them. NaN propagates. Raises RuntimeError for an empty input without "
+                  "``dim`` and for a repeated dim, IndexError for a dim out of range or of size 0.")
+    public(name)(fn)
+
+
+_amax_public(amax_spec, "amax", "maximum")
+_amax_public(amin_spec, "amin", "minimum")
+
+
+def _int64_for_integers(a):
+    return np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
+
+
+def _prod(self):
+    out = _int64_for_integers(self)
+    return as_array(self.prod(dtype=_acc(self) if out.kind == "f" else out)).astype(out)
+
+
+def _prod_dim(self, dim, keepdim=False):
+    out = _int64_for_integers(self)
+    if self.ndim == 0:
+        return self.astype(out, copy=True)
+    return as_array(self.prod(axis=dim, keepdims=keepdim, dtype=_acc(self) if out.kind == "f" else out).astype(out))
+
+
+def _contiguous(F, t):
+    return t.contiguous() if F.records else array_module(t).ascontiguousarray(t)
+
+
+def _prod_safe_zeros_backward(F, grad, inp, dim):
+    """PyTorch's prod_safe_zeros_backward: the product of all the other elements as an exclusive cumulative
+    product from the left times one from the right, exact when some elements are zero."""
+    shape = tuple(inp.shape)
+    if 0 in shape:
+        return F.expand(grad, shape)
+    n = shape[dim]
+    ones = _ones(F, shape[:dim] + (1,) + shape[dim + 1:], grad)
+    exclusive_normal = F.cumprod(F.cat(dim, ones, F.slice(inp, dim, 0, n - 1, 1)), dim)
+    narrow_reverse = F.flip(F.slice(inp, dim, 1, n, 1), (dim,))
+    exclusive_reverse = F.flip(F.cumprod(F.cat(dim, ones, narrow_reverse), dim), (dim,))
+    return grad * (exclusive_normal * exclusive_reverse)
+
+
+def _has_zero(self):
+    return bool((self == 0).any())
+
+
+def _prod_backward(F, grad, self, result):
+    if not len(self.shape):
+        return grad
+    if not _has_zero(self):
+        return grad * (result / self)
+    flat = F.view(_contiguous(F, self), (-1,))
+    return F.view(_prod_safe_zeros_backward(F, grad, flat, 0), tuple(self.shape))
+
+
+def _prod_dim_backward(F, grad, self, result, dim, keepdim):
+    if not len(self.shape):
+        return grad
+    if not keepdim:
+        grad, result = F.unsqueeze(grad, dim), F.unsqueeze(result, dim)
+    if not _has_zero(self):
+        return grad * (result / self)
+    return _prod_safe_zeros_backward(F, grad, self, dim)
+
+
+prod_spec = defop("prod", _prod, self=_prod_backward)
+prod_dim_spec = defop("prod_dim", _prod_dim, node="ProdBackward1", self=_prod_dim_backward)
+
+
+@public("prod")
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements (``ProdBackward0``, a 0-d tensor) or along one ``dim`` (``ProdBackward1``, the dim
+    dropped unless ``keepdim``).
+
+    Integer and bool input multiplies in int64; ``dtype`` converts the input first. Same device. The gradient is
+    PyTorch's ``prod_backward``: ``grad * result / input`` when no element is zero, otherwise the exact product of
+    the other elements (one zero gets the product of the rest, several zeros give zero gradients everywhere). An
+    empty product is 1. Raises IndexError for a dim out of range."""
+    check_tensor("prod", "input", input)
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"prod() received an invalid combination of arguments - got ({type(dim).__name__}), but "
+                        "expected one of: (*, torch.dtype dtype = None) or (int dim, bool keepdim = False, *, "
+                        "torch.dtype dtype = None)")
+    src = input.to(dtype) if dtype is not None else input
+    if dim is None:
+        return apply(prod_spec, (src,))
+    return apply(prod_dim_spec, (src, _dim(dim, src._data.ndim), bool(keepdim)))
+
+
+def _cumulative(np_fn):
+    def forward(self, dim, dtype=None):
+        out = dtype if dtype is not None else _int64_for_integers(self)
+        if self.ndim == 0:
+            return self.astype(out, copy=True)
+        acc = np.float32 if out == np.float16 else out
+        return as_array(np_fn(self, axis=dim, dtype=acc).astype(out, copy=False))
+    return forward
+
+
+def _reversed_cumsum(F, w, dim):
+    return F.flip(F.cumsum(F.flip(w, (dim,)), dim), (dim,))
+
+
+def _cumsum_backward(F, grad, dim, self_scalar_type):
+    grad = _to_type(F, grad, self_scalar_type)
+    if _numel(grad) <= 1 or grad.shape[dim] == 1:
+        return grad
+    return _reversed_cumsum(F, grad, dim)
+
+
+def _cumprod_backward(F, grad, self, dim, result, self_scalar_type):
+    """PyTorch's cumprod_backward: a reversed cumulative sum divided by the input when no element is zero; with
+    zeros, the O(n**2) sum over the products of the other elements (written into a zero tensor slice by slice, so
+    a recorded pass shows PyTorch's ``CopySlices``)."""
+    grad = _to_type(F, grad, self_scalar_type)
+    if _numel(self) <= 1:
+        return grad
+    shape = tuple(self.shape)
+    n = shape[dim]
+    if n == 1:
+        return grad
+    if not _has_zero(self):
+        return F.div(_reversed_cumsum(F, result * grad, dim), self)
+    ones = _ones(F, shape[:dim] + (1,) + shape[dim + 1:], grad)
+    grad_input = F.new_zeros(shape, grad)
+    for k in range(n):
+        if k == 0:
+            omega = F.cat(dim, ones, F.cumprod(F.slice(self, dim, 1, n, 1), dim))
+        elif k == n - 1:
+            omega = F.prod_dim(F.slice(self, dim, 0, k, 1), dim, True)
+        else:
+            until_k = F.prod_dim(F.slice(self, dim, 0, k, 1), dim, True)
+            from_k_plus_1 = F.cumprod(F.slice(self, dim, k + 1, n, 1), dim)
+            omega = F.cat(dim, until_k, F.expand(until_k, tuple(from_k_plus_1.shape)) * from_k_plus_1)
+        value = F.sum_dim(F.slice(grad, dim, k, n, 1) * omega, (dim,), False)
+        if F.records:
+            select(grad_input, dim, k).copy_(value)
+        else:
+            grad_input[(slice(None),) * dim + (k,)] = value
+    return grad_input
+
+
+cumsum_spec = defop("cumsum", _cumulative(np.cumsum), self=_cumsum_backward)
+cumprod_spec = defop("cumprod", _cumulative(np.cumprod), self=_cumprod_backward)
+
+
+def _cumulative_public(spec, name, word, grad_doc):
+    def fn(input, dim, *, dtype=None):
+        check_tensor(name, "input", input)
+        return apply(spec, (input, _dim(dim, input._data.ndim), None if dtype is None else dtype.np))
+
+    def op_(self, dim, *, dtype=None):
+        if dtype is not None and dtype.np != self._data.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_dtype.ctype(self._data.dtype)} and output "
+                               f"tensor dtype {_dtype.ctype(dtype.np)} should match")
+        return inplace(self, spec, (self, _dim(dim, self._data.ndim), None if dtype is None else dtype.np))
+
+    fn.__name__ = fn.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    fn.__doc__ = (f"Running {word} along ``dim`` (``{spec.node_cls.__name__}``): element k is the {word} of elements "
+                  "0..k.\n\n    Same shape and device; integer and bool input accumulate in int64, ``dtype`` sets the "
+                  f"result dtype (the gradient is cast back to the input's). {grad_doc} Raises IndexError for a dim "
+                  "out of range.")
+    op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``; keeps the tensor's dtype)."
+    public(name)(fn)
+    public(name + "_", function=False)(op_)
+
+
+_cumulative_public(cumsum_spec, "cumsum", "sum",
+                   "The gradient is the reversed cumulative sum of the incoming gradient (``flip``, ``cumsum``, "
+                   "``flip``, as PyTorch computes it).")
+_cumulative_public(cumprod_spec, "cumprod", "product",
+                   "The gradient is PyTorch's ``cumprod_backward``: exact also where elements are zero.")
+
+
+VAR_DOF_WARNING = ("{}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+                   "(input numel divided by output numel).")
+
+
+def _variance(self, dim, correction, keepdim):
+    if self.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    axes = dim if dim is not None and self.ndim else None
+    n = self.size if axes is None else int(np.prod([self.shape[d] for d in axes]))
+    a = self.astype(np.float64, copy=False)  # PyTorch's CPU kernel accumulates in double
+    with np.errstate(all="ignore"):
+        centred = a - a.sum(axis=axes, keepdims=True) / n
+        return as_array((centred * centred).sum(axis=axes, keepdims=keepdim) / max(0, n - correction))
+
+
+def _var(self, dim, correction, keepdim):
+    return _variance(self, dim, correction, keepdim).astype(self.dtype)
+
+
+def _std(self, dim, correction, keepdim):
+    with np.errstate(all="ignore"):
+        return as_array(array_module(self).sqrt(_variance(self, dim, correction, keepdim))).astype(self.dtype)
+
+
+def _two_over(d):
+    return 2.0 / d if d else float("inf")
+
+
+def _var_backward(F, grad, self, dim, correction, keepdim):
+    shape = tuple(self.shape)
+    if not shape or dim is None:
+        dof = _numel(self) - correction
+        if dof <= 0:  # PyTorch: nan where the input equals its mean, inf elsewhere (a default-dtype where())
+            s = _raw(F, self)
+            nan_inf = array_module(s).where(s == s.mean(), np.nan, np.inf).astype(_dtype.get_default_dtype().np)
+            return F.mul(grad, _constant(F, nan_inf, grad))
+        return F.mul_scalar(grad, 2.0 / dof) * (self - F.mean(self))
+    if not keepdim and len(shape) > 1:
+        grad = _unsqueeze_multiple(F, grad, dim, False)
+    rnumel = 1
+    for d in dim:
+        rnumel *= shape[d]
+    return F.mul_scalar(grad, _two_over(rnumel - correction)) * (self - F.mean_dim(self, dim, True))
+
+
+def _std_backward(F, grad, self, result, dim, correction, keepdim):
+    grad_var = F.masked_fill(F.div(grad, F.mul_scalar(result, 2)), result == 0, 0)
+    return _var_backward(F, grad_var, self, dim, correction, keepdim)
+
+
+var_spec = defop("var", _var, self=_var_backward)
+std_spec = defop("std", _std, self=_std_backward)
+
+
+def _variance_public(spec, name, word):
+    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        check_tensor(name, "input", input)
+        if isinstance(dim, bool):  # PyTorch's overload std(unbiased)
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (correction=int, "
+                            "unbiased=bool), but expected one of: (tuple of ints dim, bool unbiased, bool keepdim) "
+                            "or (tuple of ints dim, *, Number correction, bool keepdim)")
+        c = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
+        nd = input._data.ndim
+        dims = wrap_dims(dim, nd) or None
+        n = input._data.size if dims is None or not nd else int(np.prod([input._data.shape[d] for d in dims]))
+        if n - c <= 0:
+            warnings.warn(VAR_DOF_WARNING.format(name), UserWarning, stacklevel=2)
+        return apply(spec, (input, dims, c, bool(keepdim)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {word} over all elements or along ``dim`` (an int or a tuple), with Bessel's correction by "
+                  f"default (``{spec.node_cls.__name__}``).\n\n    ``correction`` (keyword) is subtracted from the "
+                  "number of elements in the denominator; the older ``unbiased=False`` means ``correction=0`` (giving "
+                  "both raises TypeError). Reduced dims are dropped unless ``keepdim``. Float input only "
+                  "(RuntimeError \"std and var only support floating point and complex dtypes\" otherwise); same "
+                  "dtype and device. When the correction leaves no degrees of freedom, warns as PyTorch does and "
+                  "returns nan/inf. The gradient is PyTorch's "
+                  + ("``var_backward``, ``2 / (n - correction) * grad * (x - mean)``."
+                     if name == "var" else "``std_backward``: ``var_backward`` of ``grad / (2 * result)``, zero "
+                     "where the result is zero."))
+    public(name)(fn)
+
+
+_variance_public(var_spec, "var", "variance")
+_variance_public(std_spec, "std", "standard deviation")
+
+
+def _logsumexp(self, dim, keepdim=False):
+    a = self if self.dtype.kind == "f" else to_float(self)
+    if a.ndim == 0:
+        return a.copy()
+    xp = array_module(a)
+    with np.errstate(all="ignore"):
+        if a.size:
+            m = a.max(axis=dim, keepdims=True)
+            m = xp.where(xp.abs(m) == np.inf, a.dtype.type(0), m)
+        else:
+            m = xp.zeros((1,) * a.ndim, dtype=a.dtype)
+        out = xp.log(xp.exp(a - m).sum(axis=dim, keepdims=True)) + m
+    return as_array(out if keepdim else xp.squeeze(out, axis=dim))
+
+
+def _logsumexp_backward(F, grad, self, result, dim, keepdim):
+    if not keepdim and len(self.shape):
+        grad = _unsqueeze_multiple(F, grad, dim, False)
+        result = _unsqueeze_multiple(F, result, dim, False)
+    return grad * F.exp(self - result)
+
+
+logsumexp_spec = defop("logsumexp", _logsumexp, self=_logsumexp_backward)
+
+
+@public("logsumexp")
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input)))`` along ``dim`` (an int or a tuple), computed stably: the maximum is taken out first, so
+    large inputs do not overflow (``LogsumexpBackward0``).
+
+    Integer and bool input give the default float dtype; same device; the dims are dropped unless ``keepdim``.
+    inf in a slice gives inf, a slice of -inf gives -inf, an empty slice -inf. The gradient is
+    ``grad * exp(input - result)`` (the softmax of the slice). Raises IndexError for a dim out of range."""
+    check_tensor("logsumexp", "input", input)
+    nd = input._data.ndim
+    dims = wrap_dims(dim, nd)
+    if not dims and nd:
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape [{', '.join(['1'] * nd)}]")
+    return apply(logsumexp_spec, (input, dims, bool(keepdim)))
+
+
+# -- sort / argsort / topk -------------------------------------------------------------------------------------
+def _sort_indices(a, dim, descending):
+    """Stable sort indices along ``dim``; NaN sorts as the largest value (last ascending, first descending)."""
+    xp = array_module(a)
+    if descending:
+        i = xp.argsort(xp.flip(a, dim), axis=dim, kind="stable")
+        return (a.shape[dim] - 1) - xp.flip(i, dim)
+    return xp.argsort(a, axis=dim, kind="stable")
+
+
+def _sort(self, dim, descending=False):
+    xp = array_module(self)
+    if self.ndim == 0:
+        return self.copy(), xp.asarray(0, dtype=np.int64)
+    idx = _sort_indices(self, dim, descending)
+    return as_array(xp.take_along_axis(self, idx, axis=dim)), as_array(idx.astype(np.int64, copy=False))
+
+
+def _topk(self, k, dim, largest=True, sorted=True):  # noqa: A002 - PyTorch's argument name
+    xp = array_module(self)
+    size = self.shape[dim] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if self.ndim == 0:
+        return self.copy(), xp.asarray(0, dtype=np.int64)
+    idx = _sort_indices(self, dim, largest)
+    idx = idx[(slice(None),) * dim + (slice(0, k),)]
+    return as_array(xp.take_along_axis(self, idx, axis=dim)), as_array(idx.astype(np.int64))
+
+
+def _selected_backward(F, grad, dim, indices, self_sym_sizes):
+    """value_selecting_reduction_backward with keepdim: the gradient scattered back to where the values came from."""
+    return _value_selecting_backward(F, grad, dim, indices, self_sym_sizes, True)
+
+
+sort_spec = defop("sort", _sort, outputs=("values", "indices"), nondiff_outputs=("indices",), self=_selected_backward)
+sort_stable_spec = defop("sort_stable", _sort, node="SortBackward1", outputs=("values", "indices"),
+                         nondiff_outputs=("indices",), self=_selected_backward)
+topk_spec = defop("topk", _topk, outputs=("values", "indices"), nondiff_outputs=("indices",),
+                  self=_selected_backward)
+
+
+@public("sort")
+def sort(input, dim=-1, descending=False, *, stable=None):
+    """The values along ``dim`` in ascending (or ``descending``) order and where they came from: a
+    ``(values, indices)`` named tuple (``SortBackward0``; ``SortBackward1`` when ``stable`` is given, as PyTorch
+    names its stable overload).
+
+    ``indices`` are int64 and never require grad; values keep the input's dtype and device. Equal values keep
+    their order (the sort is always stable); NaN counts as the largest value. The gradient is scattered back to
+    the original positions. Raises IndexError for a dim out of range."""
+    check_tensor("sort", "input", input)
+    spec = sort_spec if stable is None else sort_stable_spec
+    return return_types.sort(apply(spec, (input, _dim(dim, input._data.ndim), bool(descending))))
+
+
+@public("argsort")
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The int64 indices that sort ``input`` along ``dim`` (``sort(...).indices``); not differentiable."""
+    check_tensor("argsort", "input", input)
+    d = input._data
+    if d.ndim == 0:
+        return Tensor._make(array_module(d).asarray(0, dtype=np.int64), input._device)
+    idx = _sort_indices(d, _dim(dim, d.ndim), bool(descending))
+    return Tensor._make(as_array(idx.astype(np.int64, copy=False)), input._device)
+
+
+@public("msort")
+def msort(input):
+    """``sort(input, dim=0).values`` (``SortBackward0``)."""
+    check_tensor("msort", "input", input)
+    return sort(input, 0).values
+
+
+@public("topk")
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's argument name
+    """The ``k`` largest (or, with ``largest=False``, smallest) values along ``dim`` and their int64 indices, as a
+    ``(values, indices)`` named tuple (``TopkBackward0``), largest first.
+
+    Same dtype and device; among equal values the first wins; NaN counts as the largest value. The gradient is
+    scattered back to the chosen positions. Raises RuntimeError "selected index k out of range" unless
+    ``0 <= k <= input.size(dim)``, IndexError for a dim out of range."""
+    check_tensor("topk", "input", input)
+    return return_types.topk(apply(topk_spec, (input, int(k), _dim(dim, input._data.ndim), bool(largest),
+                                               bool(sorted))))
 
 
 # -- scatter / gather ---------------------------------------------------------------------------------------------

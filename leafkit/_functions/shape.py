@@ -19,6 +19,10 @@ from ._base import array_module, as_array, check_tensor, dim as _dim
 from ._registry import apply, defop, public
 from .copy import clone
 from .views import mark_multi_output_views
+from .inplace import check_inplace_allowed, inplace
+from ..autograd.grad_mode import _state
+from .._tensor import INFERENCE_INPLACE_MESSAGE
+from ._base import wrap_dims
 
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw "
@@ -429,3 +433,487 @@ def contiguous(self):
     if self._data.flags.c_contiguous:
         return self
     return clone(self)
+
+
+# -- repeat, flip, roll, movedim, narrow (task M1) ---------------------------------------------------------------------
+def _repeat(self, repeats):
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    shape = (1,) * (len(repeats) - self.ndim) + self.shape
+    out_shape = [r * s for r, s in zip(repeats, shape)]
+    for s in out_shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"[{', '.join(map(str, out_shape))}]")
+    return array_module(self).tile(self, repeats) if repeats else self.copy()
+
+
+def _repeat_backward(F, grad, repeats, self_sym_sizes):
+    """PyTorch's repeat_backward: sum the leading new dims away, then one reshape that splits each repeated dim into
+    (repeat, size) and one sum over the repeat dims."""
+    if 0 in repeats:
+        return F.new_zeros(self_sym_sizes, grad)
+    n_new = len(grad.shape) - len(self_sym_sizes)
+    for _ in range(n_new):
+        grad = F.sum_dim(grad, (0,), False)
+    grad_size, sum_dims = [], []
+    for d, size in enumerate(self_sym_sizes):
+        if repeats[d + n_new] != 1:
+            grad_size.append(repeats[d + n_new])
+            sum_dims.append(len(grad_size) - 1)
+        grad_size.append(size)
+    if sum_dims:
+        grad = F.sum_dim(F.reshape(grad, tuple(grad_size)), tuple(sum_dims), False)
+    return grad
+
+
+repeat_spec = defop("repeat", _repeat, self=_repeat_backward)
+
+
+@public("repeat", function=False)
+def repeat(self, *sizes):
+    """A new tensor that tiles ``self`` ``sizes[i]`` times along dim i (``RepeatBackward0``); extra leading sizes add
+    dimensions: ``t.repeat(2, 1)`` of a (3,) tensor is (2, 3). Unlike ``expand``, the data is copied.
+
+    Same dtype and device. The gradient sums the copies back (a ``view`` then a ``sum``, as PyTorch computes it); a
+    repeat of 0 gives zero gradients. Raises RuntimeError for fewer sizes than dimensions ("Number of dimensions of
+    repeat dims can not be smaller than number of dimensions of tensor") and for a negative size."""
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    return apply(repeat_spec, (self, tuple(int(s) for s in shape_arg(sizes))))
+
+
+def _flip(self, dims):
+    if not dims or self.ndim == 0:
+        return self.copy()
+    return array_module(self).flip(self, dims).copy()  # PyTorch's flip copies (no negative strides)
+
+
+flip_spec = defop("flip", _flip, self=lambda F, grad, dims: F.flip(grad, dims))
+
+
+@public("flip")
+def flip(input, *dims_args, dims=None):
+    """A copy with the order of elements reversed along ``dims`` (ints, one sequence, or the keyword ``dims``;
+    ``FlipBackward0``; the gradient is flipped back).
+
+    Same shape, dtype and device. Raises IndexError for a dim out of range, RuntimeError for a repeated dim."""
+    check_tensor("flip", "input", input)
+    given = shape_arg(dims_args) if dims is None else (dims if isinstance(dims, (tuple, list)) else (dims,))
+    return apply(flip_spec, (input, wrap_dims(tuple(given), input._data.ndim)))
+
+
+@public("fliplr")
+def fliplr(input):
+    """``flip(input, 1)``: left and right swapped (``FlipBackward0``). Raises RuntimeError below 2 dimensions."""
+    check_tensor("fliplr", "input", input)
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return apply(flip_spec, (input, (1,)))
+
+
+@public("flipud")
+def flipud(input):
+    """``flip(input, 0)``: up and down swapped (``FlipBackward0``). Raises RuntimeError for a 0-d tensor."""
+    check_tensor("flipud", "input", input)
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return apply(flip_spec, (input, (0,)))
+
+
+def _roll(self, shifts, dims):
+    if self.size == 0:
+        return self.copy()
+    return array_module(self).roll(self, shifts if dims else shifts[0], axis=dims or None)
+
+
+roll_spec = defop("roll", _roll,
+                  self=lambda F, grad, shifts, dims: F.roll(grad, tuple(-s for s in reversed(shifts)),
+                                                            tuple(reversed(dims))))
+
+
+@public("roll")
+def roll(input, shifts, dims=None):
+    """Elements shifted ``shifts`` places along ``dims``, wrapping around (``RollBackward0``; the gradient is rolled
+    back). Without ``dims`` the tensor is rolled as if flattened, then given its shape again.
+
+    ``shifts`` and ``dims`` are ints or sequences of equal length. Same shape, dtype and device. Raises RuntimeError
+    "shifts and dimensions must align" when their lengths differ, IndexError for a dim out of range."""
+    check_tensor("roll", "input", input)
+    sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    nd = input._data.ndim
+    ds = () if dims is None else ((dims,) if isinstance(dims, (int, np.integer)) else tuple(dims))
+    if (ds and len(sh) != len(ds)) or (not ds and len(sh) != 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+    return apply(roll_spec, (input, tuple(int(s) for s in sh), tuple(_dim(d, nd) for d in ds)))
+
+
+@public("movedim", "moveaxis")
+def movedim(input, source, destination):
+    """The dimensions ``source`` moved to the positions ``destination`` (ints or sequences), the others keeping their
+    order: a view, recorded as PyTorch records it, a ``permute`` (``PermuteBackward0``).
+
+    Raises RuntimeError for a repeated dim or sequences of different lengths, IndexError for a dim out of range."""
+    check_tensor("movedim", "input", input)
+    nd = input._data.ndim
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    nsrc, ndst = [_dim(d, nd) for d in src], [_dim(d, nd) for d in dst]
+    for name, given, normal in (("source", src, nsrc), ("destination", dst, ndst)):
+        if len(set(normal)) != len(normal):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if nd == 0:
+        return apply(alias_spec, (input,))
+    order = [0] * nd
+    rest_src = iter(d for d in range(nd) if d not in nsrc)
+    placed = dict(zip(ndst, nsrc))
+    for i in range(nd):
+        order[i] = placed[i] if i in placed else next(rest_src)
+    return apply(permute_spec, (input, tuple(order)))
+
+
+@public("narrow")
+def narrow(input, dim, start, length):
+    """Elements ``start .. start + length - 1`` along ``dim``, as a view (``SliceBackward0``, like ``t[start:end]``).
+
+    ``start`` may be negative (counted from the end). Raises RuntimeError for a 0-d tensor, a negative length or a
+    range past the end ("start (2) + length (2) exceeds dimension size (3)."), IndexError for a dim out of range."""
+    check_tensor("narrow", "input", input)
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, nd)
+    size = input._data.shape[d]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start = start % size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return apply(slice_spec, (input, d, start, start + length, 1))
+
+
+# -- diagonals and triangles: diagonal, diag_embed, diag, trace, triu, tril (task M1) -----------------------------
+def _diagonal_view(a, offset, dim1, dim2):
+    """The diagonal of ``a`` over ``dim1``/``dim2`` as a writeable view (NumPy's ``diagonal`` is read-only): the
+    other dims in order, then the diagonal."""
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n1, n2 = a.shape[dim1], a.shape[dim2]
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    start = [slice(None)] * a.ndim
+    if length:
+        start[dim1] = slice(max(0, -offset), None)
+        start[dim2] = slice(max(0, offset), None)
+    sub = a[tuple(start)]
+    rest = [i for i in range(a.ndim) if i not in (dim1, dim2)]
+    shape = tuple(a.shape[i] for i in rest) + (length,)
+    strides = tuple(a.strides[i] for i in rest) + (a.strides[dim1] + a.strides[dim2],)
+    return array_module(a).lib.stride_tricks.as_strided(sub, shape, strides)
+
+
+def _diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    out = array_module(grad_output).zeros(input_sizes, dtype=grad_output.dtype)
+    _diagonal_view(out, offset, dim1, dim2)[...] = grad_output
+    return out
+
+
+def _diagonal_grad(F, grad, self_sym_sizes, offset, dim1, dim2):
+    return F.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
+
+
+diagonal_spec = defop("diagonal", lambda self, offset, dim1, dim2: _diagonal_view(self, offset, dim1, dim2),
+                      view=True, self=_diagonal_grad)
+diagonal_copy_spec = defop("diagonal_copy", lambda self, offset, dim1, dim2: _diagonal_view(self, offset, dim1,
+                                                                                             dim2).copy(),
+                           node="DiagonalBackward0_copy", self=_diagonal_grad)
+defop("diagonal_backward", _diagonal_backward, inputs=("grad_output",),
+      grad_output=lambda F, grad, offset, dim1, dim2: F.diagonal(grad, offset, dim1, dim2))
+
+
+def _diag_embed(self, offset, dim1, dim2):
+    n = self.shape[-1] if self.ndim else 1
+    m = n + abs(offset)
+    batch = list(self.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        batch.insert(d, m)
+    out = array_module(self).zeros(tuple(batch), dtype=self.dtype)
+    _diagonal_view(out, offset, dim1, dim2)[...] = self
+    return out
+
+
+diag_embed_spec = defop("diag_embed", _diag_embed,
+                        self=lambda F, grad, offset, dim1, dim2: F.diagonal(grad, offset, dim1, dim2))
+
+
+@public("diagonal")
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal over ``dim1``/``dim2`` (above it for ``offset > 0``, below for ``offset < 0``) as a view: the
+    other dims in order, then the diagonal (``DiagonalBackward0``; its derivative is the op
+    ``diagonal_backward``, which writes the gradient into zeros).
+
+    Same dtype and device; writes through it change the input. Raises RuntimeError for identical dims, IndexError
+    for a dim out of range."""
+    check_tensor("diagonal", "input", input)
+    nd = input._data.ndim
+    return apply(diagonal_spec, (input, int(offset), _dim(dim1, nd), _dim(dim2, nd)))
+
+
+@public("diag_embed")
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor with one more dimension whose diagonal over ``dim1``/``dim2`` (shifted by ``offset``) holds the last
+    dimension of ``input``, zeros elsewhere (``DiagEmbedBackward0``; the gradient is that diagonal of the incoming
+    gradient).
+
+    Same dtype and device. Raises RuntimeError for identical dims, IndexError for a dim out of range."""
+    check_tensor("diag_embed", "input", input)
+    nd = input._data.ndim + 1
+    return apply(diag_embed_spec, (input, int(offset), _dim(dim1, nd), _dim(dim2, nd)))
+
+
+@public("diag")
+def diag(input, diagonal=0):
+    """For a 1-D tensor, the square matrix with it on the ``diagonal``-th diagonal (``DiagEmbedBackward0``); for a
+    2-D tensor, a copy of that diagonal (``DiagonalBackward0_copy``), as PyTorch computes both.
+
+    Same dtype and device. Raises RuntimeError for other dimensions ("diag(): Supports 1D or 2D tensors. Got 3D")."""
+    check_tensor("diag", "input", input)
+    nd = input._data.ndim
+    if nd == 1:
+        return apply(diag_embed_spec, (input, int(diagonal), 0, 1))
+    if nd == 2:
+        return apply(diagonal_copy_spec, (input, int(diagonal), 0, 1))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+
+
+def _trace(self):
+    if self.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+    if self.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    return as_array(array_module(self).trace(self, dtype=np.int64 if self.dtype.kind in "iu" else None))
+
+
+def _trace_backward(F, grad, self_sym_sizes):
+    """PyTorch's trace_backward: the gradient filled into the diagonal places (every (m + 1)-th) of a flat zero
+    tensor, viewed as the input's shape."""
+    n, m = self_sym_sizes
+    g = grad._data if F.records else grad
+    index = array_module(g).arange(min(n, m), dtype=np.int64) * (m + 1)
+    return F.view(F.index_fill_tensor(F.new_zeros((n * m,), grad), index, grad, 0), self_sym_sizes)
+
+
+trace_spec = defop("trace", _trace, self=_trace_backward)
+
+
+@public("trace")
+def trace(input):
+    """The sum of the main diagonal of a 2-D tensor, as a 0-d tensor (``TraceBackward0``); integer input sums to
+    int64. The gradient puts the incoming gradient on the diagonal (PyTorch's ``trace_backward``).
+
+    Raises RuntimeError for other dimensions ("trace: expected a matrix, but got tensor with dim 1"),
+    NotImplementedError for bool input."""
+    check_tensor("trace", "input", input)
+    return apply(trace_spec, (input,))
+
+
+def _triangle(np_fn, name):
+    def forward(self, diagonal=0):
+        if self.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return as_array(np_fn(self, diagonal))
+    return forward
+
+
+triu_spec = defop("triu", _triangle(np.triu, "triu"), self=lambda F, grad, diagonal: F.triu(grad, diagonal))
+tril_spec = defop("tril", _triangle(np.tril, "tril"), self=lambda F, grad, diagonal: F.tril(grad, diagonal))
+
+
+def _triangle_public(name, spec, part):
+    def fn(input, diagonal=0):
+        check_tensor(name, "input", input)
+        return apply(spec, (input, int(diagonal)))
+
+    def op_(self, diagonal=0):
+        return inplace(self, spec, (self, int(diagonal)))
+
+    fn.__name__ = fn.__qualname__ = name
+    op_.__name__ = op_.__qualname__ = name + "_"
+    fn.__doc__ = (f"The {part} triangle of the last two dimensions (on and {'above' if name == 'triu' else 'below'} "
+                  f"the ``diagonal``-th diagonal), zeros elsewhere (``{spec.node_cls.__name__}``; the gradient is the "
+                  f"same triangle of the incoming gradient).\n\n    Same shape, dtype and device. Raises RuntimeError "
+                  f"below 2 dimensions (\"{name}: input tensor must have at least 2 dimensions\").")
+    op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``)."
+    public(name)(fn)
+    public(name + "_", function=False)(op_)
+
+
+_triangle_public("triu", triu_spec, "upper")
+_triangle_public("tril", tril_spec, "lower")
+
+
+# -- split / chunk: several views at once (task M1) ------------------------------------------------------------------
+def _split(self, split_size, dim):
+    n = self.shape[dim]
+    if n == 0:  # PyTorch: one empty piece
+        return (self[(slice(None),) * dim + (slice(0, 0),)],)
+    return tuple(self[(slice(None),) * dim + (slice(s, s + split_size),)] for s in range(0, n, split_size))
+
+
+def _split_with_sizes(self, split_sizes, dim):
+    out, s = [], 0
+    for k in split_sizes:
+        out.append(self[(slice(None),) * dim + (slice(s, s + k),)])
+        s += k
+    return tuple(out)
+
+
+split_spec = defop("split", _split, outputs="*", view=True, self=lambda F, grads, dim: F.cat(dim, *grads))
+split_with_sizes_spec = defop("split_with_sizes", _split_with_sizes, outputs="*", view=True,
+                              self=lambda F, grads, dim: F.cat(dim, *grads))
+
+
+@public("split")
+def split(tensor, split_size_or_sections, dim=0):
+    """Pieces of ``tensor`` along ``dim``, as a tuple of views: an int gives pieces of that size (the last may be
+    smaller; ``SplitBackward0``), a list gives pieces of those sizes (``SplitWithSizesBackward0``).
+
+    One node for all pieces, as in PyTorch; the gradient is the pieces' gradients concatenated (zeros for pieces
+    that got none). In-place changes of a piece are refused ("Output 0 of Split is a view and is being modified
+    inplace..."), as PyTorch refuses them for every function that returns several views. Raises RuntimeError for a
+    0-d tensor, a negative or zero size (unless the dim is empty), or sizes that do not add up."""
+    check_tensor("split", "tensor", tensor)
+    nd = tensor._data.ndim
+    if nd == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _dim(dim, nd)
+    n = tensor._data.shape[d]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        return mark_multi_output_views(apply(split_spec, (tensor, size, d)))
+    sizes = tuple(int(s) for s in split_size_or_sections)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes=[{', '.join(map(str, sizes))}]")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes=[{', '.join(map(str, sizes))}]")
+    return mark_multi_output_views(apply(split_with_sizes_spec, (tensor, sizes, d)))
+
+
+@public("chunk")
+def chunk(input, chunks, dim=0):
+    """``chunks`` pieces of (nearly) equal size along ``dim``, as views: PyTorch's ``split`` with size
+    ``ceil(size / chunks)``, so fewer pieces when the size runs out (``SplitBackward0``; see :func:`split`).
+
+    Raises RuntimeError for a 0-d tensor ("chunk expects at least a 1-dimensional tensor") and for ``chunks < 1``."""
+    check_tensor("chunk", "input", input)
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _dim(dim, nd)
+    n = input._data.shape[d]
+    size = (n + chunks - 1) // chunks
+    if size == 0 and n == 0:
+        return mark_multi_output_views(apply(split_with_sizes_spec, (input, (0,) * chunks, d)))
+    return mark_multi_output_views(apply(split_spec, (input, size, d)))
+
+
+# -- in-place view ops: t_, transpose_, squeeze_, unsqueeze_ (task M1) ------------------------------------------------
+def _t_(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return self.T
+
+
+t_inplace_spec = defop("t_", _t_, node="TBackward1", self=lambda F, grad: F.t(grad))
+transpose_inplace_spec = defop("transpose_", lambda self, dim0, dim1: array_module(self).swapaxes(self, dim0, dim1)
+                               if self.ndim else self.view(), node="TransposeBackward1",
+                               self=lambda F, grad, dim0, dim1: F.transpose(grad, dim0, dim1))
+squeeze_all_inplace_spec = defop("squeeze_", lambda self: array_module(self).squeeze(self) if self.ndim
+                                 else self.view(), node="SqueezeBackward3", self=_unsqueeze_to)
+unsqueeze_inplace_spec = defop("unsqueeze_", lambda self, dim: array_module(self).expand_dims(self, dim),
+                               node="UnsqueezeBackward1", self=lambda F, grad, dim: F.squeeze_dim(grad, dim))
+
+
+def inplace_view(t, spec, args):
+    """Change ``t``'s shape/strides in place (its data stays where it is), as PyTorch's ``t_()`` does.
+
+    The version counter is bumped; when recorded, ``t``'s ``grad_fn`` becomes the op's node (``TBackward1`` ...)
+    over its old history (a view keeps its base, whose history does not change); a ``retain_grad()`` made before
+    keeps reporting the gradient of the old shape, as in PyTorch. Raises PyTorch's in-place errors: "a leaf
+    Variable that requires grad is being used in an in-place operation." (and the view-of-a-leaf, no_grad-view and
+    multiple-output-view variants), and for an inference tensor outside inference mode (after the change, as
+    PyTorch's kernel does)."""
+    if t._base is not None and t._version_counter[0] != t._attr_version:
+        t._refresh_view()
+    record = _state.enabled and t._requires_grad
+    if record:
+        check_inplace_allowed(t)
+    if t._inference and not _state.inference:
+        t._data = spec.forward(t._data, *args)
+        raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
+    if record:
+        old = Tensor._make(t._data, t._device, t._grad_fn, t._output_nr)
+        old._requires_grad = True
+        old._version_counter = t._version_counter
+        res = apply(spec, (old, *args))
+        data = res._data
+        t._set_history(res._grad_fn, 0)  # retain_grad() stays with the old node, as in PyTorch
+    else:
+        data = spec.forward(t._data, *args)
+    t._data = data
+    t._version_counter[0] += 1
+    if t._base is not None:
+        t._attr_version = t._version_counter[0]
+    return t
+
+
+@public("t_", function=False)
+def t_(self):
+    """:meth:`t` in place: ``self`` itself becomes its transpose (``TBackward1``; see :func:`inplace_view`).
+    Raises RuntimeError above 2 dimensions."""
+    return inplace_view(self, t_inplace_spec, ())
+
+
+@public("transpose_", "swapaxes_", "swapdims_", function=False)
+def transpose_(self, dim0, dim1):
+    """:meth:`transpose` in place (``TransposeBackward1``; see :func:`inplace_view`)."""
+    nd = self._data.ndim
+    return inplace_view(self, transpose_inplace_spec, (_dim(dim0, nd), _dim(dim1, nd)))
+
+
+@public("squeeze_", function=False)
+def squeeze_(self, dim=None):
+    """:meth:`squeeze` in place (``SqueezeBackward3``, or ``SqueezeBackward4`` with ``dim``; see
+    :func:`inplace_view`)."""
+    if dim is None:
+        return inplace_view(self, squeeze_all_inplace_spec, ())
+    return inplace_view(self, squeeze_inplace_spec, (_dim(dim, self._data.ndim),))
+
+
+@public("unsqueeze_", function=False)
+def unsqueeze_(self, dim):
+    """:meth:`unsqueeze` in place (``UnsqueezeBackward1``; see :func:`inplace_view`)."""
+    n = self._data.ndim + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return inplace_view(self, unsqueeze_inplace_spec, (dim % n,))
+
+
+@public("storage_offset", function=False)
+def storage_offset(self):
+    """Where this tensor's first element sits in its storage, counted in elements (``t[1].storage_offset()`` of a
+    (2, 3) tensor is 3); 0 for a tensor that owns its storage. An int."""
+    base = self._base if self._base is not None else self
+    return (self.data_ptr() - base.untyped_storage().data_ptr()) // self._data.dtype.itemsize
