@@ -1,11 +1,11 @@
-"""Activations: gelu, silu, elu, leaky_relu, softplus, hardtanh, log_sigmoid, logit, clamp_min, and their
+"""Activations: gelu, silu, elu, leaky_relu, softplus, hardtanh, log_sigmoid, logit, and their
 ``*_backward`` ops.
 
 As in PyTorch, most of these are functions of ``torch.nn.functional`` only
 (``torch._C._nn`` in PyTorch), not ``torch.*`` functions or Tensor methods;
-:mod:`leafkit.nn.functional` calls the entries here.  ``logit`` and
-``clamp_min`` are also ``torch.logit`` / ``Tensor.logit`` and
-``torch.clamp_min`` / ``Tensor.clamp_min``.
+:mod:`leafkit.nn.functional` calls the entries here.  ``logit`` is also
+``torch.logit`` / ``Tensor.logit`` (``clamp_min`` lives with the other
+bounds in :mod:`.elementwise`).
 
 Each activation's first derivative is an op of its own (``gelu_backward``,
 ``elu_backward`` ...), as in PyTorch's ``derivatives.yaml``, so a backward
@@ -417,39 +417,7 @@ def logit_(self, eps=None):
     return inplace(self, logit_spec, (self, None if eps is None else float(eps)))
 
 
-# -- clamp_min -----------------------------------------------------------------------------------------------------
-def _clamp_min(self, min):
-    xp = array_module(self)
-    if self.dtype.kind in "biu" and isinstance(min, float):
-        self = to_float(self)  # a float bound on an integer tensor gives the default float dtype
-    out = xp.maximum(self, self.dtype.type(min))
-    if self.dtype.kind == "f":
-        out = xp.where(xp.isnan(self), self, out)  # nan stays nan
-    return as_array(out)
-
-
-clamp_min_spec = defop("clamp_min", _clamp_min,
-                       self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
-                       doc="``max(x, min)`` (``ClampMinBackward0``); the gradient passes where ``x >= min``.")
-
-
-@public("clamp_min")
-def clamp_min(input, min):
-    """``max(input, min)`` elementwise, for a number ``min`` (``ClampMinBackward0``).
-
-    The gradient passes where ``input >= min`` and is 0 below; nan stays
-    nan.  Same shape and device as ``input``; a float bound on an integer
-    tensor gives the default float dtype."""
-    check_tensor("clamp_min", "input", input)
-    return apply(clamp_min_spec, (input, num(min)))
-
-
-@public("clamp_min_", function=False)
-def clamp_min_(self, min):
-    """In-place :meth:`clamp_min` (node ``ClampMinBackward0``)."""
-    return inplace(self, clamp_min_spec, (self, num(min)))
-
-
+# -- clamp_min under no_grad, for the loss formulas ----------------------------------------------------------------
 def clamp_min_no_grad(F, t, value):
     """``t.clamp_min_(value)`` under ``no_grad`` in a formula (PyTorch's ``NoGradGuard`` blocks): not recorded."""
     if F.records:
