@@ -13,8 +13,6 @@ Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
 """
 from __future__ import annotations
 
-import warnings
-
 from .. import _dtype
 from ..autograd import graph as _graph
 from .._device import array_module
@@ -24,10 +22,6 @@ from ._namespace import array_ns, tensor_ns
 from ._registry import PUBLIC, SPECS, apply, defop, public  # noqa: F401
 from . import inplace, elementwise, reduction, shape, linalg, copy, indexing, loss, compare  # noqa: F401,E401
 from . import nn_ops  # noqa: F401,E402  (the nn layers' ops: native_batch_norm)
-
-# numpy warns about inf/nan arithmetic; PyTorch never does.  The ops that commonly meet it use np.errstate;
-# this filter silences the rest, for warnings raised from leafkit's own op modules only.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"leafkit\._functions")
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------

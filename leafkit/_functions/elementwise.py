@@ -18,11 +18,9 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ._base import (array_module, as_array, as_operand, broadcast_shapes, check_tensor, is_number, num, operand, prep,
-                    promote, result_type, to_float)
+                    promote, result_type, result_type_many, to_float)
 from ._registry import apply, defop, public
 from .inplace import inplace
-
-_ERR = {"all": "ignore"}
 
 
 # -- building blocks for the public surface -------------------------------------------------------------------
@@ -53,14 +51,12 @@ def unary(name, forward, *, node=None, method=True, function=True, in_place=True
 
 
 def _float_unary(np_fn, errors=False):
-    """Forward of a float-valued function of one tensor (integers give the default float dtype)."""
-    if errors:
-        def forward(self):
-            with np.errstate(**_ERR):
-                return np_fn(self if self.dtype.kind == "f" else to_float(self))
-    else:
-        def forward(self):
-            return np_fn(self if self.dtype.kind == "f" else to_float(self))
+    """Forward of a float-valued function of one tensor (integers give the default float dtype).
+
+    Every forward runs without NumPy's floating-point warnings (``_base.quiet``); ``errors`` is accepted for
+    entries written when each op silenced them itself, and changes nothing."""
+    def forward(self):
+        return np_fn(self if self.dtype.kind == "f" else to_float(self))
     return forward
 
 
@@ -114,8 +110,9 @@ unary("tanh", _float_unary(np.tanh), self=lambda F, grad, result: F.tanh_backwar
 
 def _sigmoid(self):
     a = to_float(self)
-    with np.errstate(**_ERR):
-        return as_array(1 / (1 + np.exp(-a)))
+    if a.dtype == np.float16:  # PyTorch computes half in float and rounds once
+        return as_array((1 / (1 + np.exp(-a.astype(np.float32)))).astype(np.float16))
+    return as_array(1 / (1 + np.exp(-a)))
 
 
 unary("sigmoid", _sigmoid, self=lambda F, grad, result: F.sigmoid_backward(grad, result),
@@ -123,8 +120,7 @@ unary("sigmoid", _sigmoid, self=lambda F, grad, result: F.sigmoid_backward(grad,
 
 
 def _reciprocal(self):
-    with np.errstate(**_ERR):
-        return as_array(1 / to_float(self))
+    return as_array(1 / to_float(self))
 
 
 unary("reciprocal", _reciprocal, self=lambda F, grad, result: -grad * (result * result),
@@ -154,15 +150,59 @@ unary("sign", _sign, self=lambda F, grad: F.zeros_like(grad),
 def _rounding(np_fn, name):
     def forward(self):
         if self.dtype.kind == "b":
-            raise RuntimeError(f"\"{name}\" \"_vml_cpu\" not implemented for 'Bool'")
+            raise NotImplementedError(f"\"{name}_vml_cpu\" not implemented for 'Bool'")
         return as_array(np_fn(self)) if self.dtype.kind == "f" else as_array(self.copy())
     return forward
 
 
+_ROUNDING = {}
 for _name, _fn in (("round", np.round), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
-    unary(_name, _rounding(_fn, _name), self=lambda F, grad: F.zeros_like(grad),
-          doc=f"Elementwise ``{_name}`` (``{_name.capitalize()}Backward0``); its gradient is zero everywhere, as "
-              "in PyTorch (the function is flat between its jumps).")
+    _ROUNDING[_name] = unary(
+        _name, _rounding(_fn, _name), self=lambda F, grad: F.zeros_like(grad), method=_name != "round",
+        function=_name != "round", in_place=_name != "round",  # round has a public form of its own (decimals)
+        doc=f"Elementwise ``{_name}`` (``{_name.capitalize()}Backward0``); its gradient is zero everywhere, as in "
+            "PyTorch (the function is flat between its jumps). Integer input is copied; bool input raises "
+            "NotImplementedError.")
+
+
+def _round_decimals(self, decimals):
+    """PyTorch's kernel: ``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for d < 0), in the
+    input's dtype (float32 for float16)."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"{'round_vml_cpu' if decimals == 0 else 'round_cpu'}\" not implemented for "
+                                  f"'{_dtype.word(self.dtype)}'")
+    xp = array_module(self)
+    op = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
+    ten = op.type(10.0 ** abs(decimals))
+    a = self.astype(op, copy=False)
+    out = xp.rint(a / ten) * ten if decimals < 0 else xp.rint(a * ten) / ten
+    return as_array(out.astype(self.dtype, copy=False))
+
+
+round_spec = _ROUNDING["round"]
+round_decimals_spec = defop("round_decimals", _round_decimals, node="RoundBackward1",
+                            self=lambda F, grad: F.zeros_like(grad))
+
+
+@public("round")
+def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
+    """Round to the nearest integer, halves to even (``RoundBackward0``), or to ``decimals`` decimal places
+    (``RoundBackward1``; negative ``decimals`` round to tens, hundreds ...), as PyTorch computes it:
+    ``nearbyint(x * 10**decimals) / 10**decimals``.  Same shape, dtype and device as ``input``; the gradient is
+    zero everywhere.  Integer input is copied without ``decimals``; with ``decimals`` integer and bool input
+    raise NotImplementedError, as bool input always does."""
+    check_tensor("round", "input", input)
+    if decimals is None:
+        return apply(round_spec, (input,))
+    return apply(round_decimals_spec, (input, int(decimals)))
+
+
+@public("round_", function=False)
+def round_(self, *, decimals=None):
+    """In-place :meth:`round` (``RoundBackward0``, or ``RoundBackward1`` with ``decimals``)."""
+    if decimals is None:
+        return inplace(self, round_spec, (self,))
+    return inplace(self, round_decimals_spec, (self, int(decimals)))
 
 
 def _relu(self):
@@ -227,22 +267,44 @@ defop("sigmoid_backward", _sigmoid_backward,
 
 
 # -- clamp -------------------------------------------------------------------------------------------------------
-def _clamp(self, min=None, max=None):
+# Number bounds: clamp (ClampBackward1), clamp_min (ClampMinBackward0), clamp_max (ClampMaxBackward0).  Tensor
+# bounds: clamp (ClampBackward0: edges to self, min and max), clamp_min / clamp_max (ClampMinBackward1 ...); the
+# bounds get a gradient where they are the result, as PyTorch's clamp_backward_min_max gives it.
+_NO_BOUNDS = "torch.clamp: At least one of 'min' or 'max' must not be None"
+
+
+def _clamp_kernel(self, min, max, kernel):
+    """``minimum(maximum(self, min), max)`` in the promoted dtype of the three (NaN anywhere gives NaN)."""
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if self.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
-        self = to_float(self)  # PyTorch: float bounds on an integer tensor give the default float dtype
-    with np.errstate(**_ERR):
-        out = self
-        if min is not None:
-            out = np.maximum(out, self.dtype.type(min))
-        if max is not None:
-            out = np.minimum(out, self.dtype.type(max))
-        if out is self:
-            out = self.copy()
-        xp = array_module(self)
-        out = xp.where(xp.isnan(self), self, out) if self.dtype.kind == "f" else out  # nan stays nan
+        raise RuntimeError(_NO_BOUNDS)
+    d = result_type_many(self, min, max)
+    if d.kind == "b" and kernel != "clamp_min" and kernel != "clamp_max":  # one tensor bound: bool is fine
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
+    xp = array_module(self)
+    a = self.astype(d, copy=False)
+    out = a
+    if min is not None:
+        out = xp.maximum(out, min.astype(d, copy=False) if hasattr(min, "dtype") else d.type(min))
+    if max is not None:
+        out = xp.minimum(out, max.astype(d, copy=False) if hasattr(max, "dtype") else d.type(max))
+    if out is self:
+        out = self.copy()
+    if min is not None and max is not None and hasattr(min, "shape") and hasattr(max, "shape"):
+        broadcast_shapes(self.shape, min.shape, max.shape)
     return as_array(out)
+
+
+def _kernel_name(min, max, scalar):
+    name = "clamp" if min is not None and max is not None else ("clamp_min" if min is not None else "clamp_max")
+    return name + "_scalar" if scalar else name
+
+
+def _clamp(self, min=None, max=None):
+    return _clamp_kernel(self, min, max, _kernel_name(min, max, True))
+
+
+def _clamp_tensor(self, min, max):
+    return _clamp_kernel(self, min, max, _kernel_name(min, max, False))
 
 
 def _clamp_mask(self, min, max):
@@ -251,23 +313,122 @@ def _clamp_mask(self, min, max):
     return (self >= min) if min is not None else (self <= max)
 
 
+def _clamp_min_max_backward(F, grad, self, min, max, grad_input_mask):
+    """PyTorch's clamp_backward_min_max: a bound gets the gradient where it is the result (``min`` only while
+    ``min < max``; ``max`` also where ``max < min``)."""
+    g_min = g_max = None
+    if min is not None and max is not None:
+        if grad_input_mask[0]:
+            g_min = F.where((self < min) & (min < max), grad, 0.0)
+        if grad_input_mask[1]:
+            g_max = F.where((self > max) | (max < min), grad, 0.0)
+    elif min is not None and grad_input_mask[0]:
+        g_min = F.where(self < min, grad, 0.0)
+    elif max is not None and grad_input_mask[1]:
+        g_max = F.where(self > max, grad, 0.0)
+    return g_min, g_max
+
+
 clamp_spec = defop("clamp", _clamp, node="ClampBackward1",
                    self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0))
+clamp_tensor_spec = defop("clamp_tensor", _clamp_tensor, inputs=("self", "min", "max"), node="ClampBackward0",
+                          self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0),
+                          **{"min, max": _clamp_min_max_backward})
+clamp_min_spec = defop("clamp_min", lambda self, min: _clamp(self, min, None),
+                       self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0))
+clamp_max_spec = defop("clamp_max", lambda self, max: _clamp(self, None, max),
+                       self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0))
+clamp_min_tensor_spec = defop("clamp_min_tensor", lambda self, min: _clamp_tensor(self, min, None),
+                              inputs=("self", "min"), node="ClampMinBackward1",
+                              self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
+                              min=lambda F, grad, self, min: F.where(self < min, grad, 0.0))
+clamp_max_tensor_spec = defop("clamp_max_tensor", lambda self, max: _clamp_tensor(self, None, max),
+                              inputs=("self", "max"), node="ClampMaxBackward1",
+                              self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0),
+                              max=lambda F, grad, self, max: F.where(self > max, grad, 0.0))
+
+
+def _clamp_args(min, max):
+    """``(spec, bounds)`` for clamp, read as PyTorch's argument parser reads them: tensor bounds, or numbers; beside
+    a number, a 0-d tensor that does not require grad counts as a number, and any other tensor is refused."""
+    t_min, t_max = isinstance(min, Tensor), isinstance(max, Tensor)
+    if (t_min or min is None) and (t_max or max is None) and (t_min or t_max):
+        return clamp_tensor_spec, [min, max]
+    bounds = []
+    for b, name in ((min, "min"), (max, "max")):
+        if isinstance(b, Tensor):
+            if b._data.ndim or b._requires_grad:
+                got = ", ".join(["Tensor"] + [type(v).__name__ if not isinstance(v, Tensor) else "Tensor"
+                                              for v in (min, max)])
+                raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but expected "
+                                "one of: (Tensor input, Tensor min = None, Tensor max = None) or (Tensor input, "
+                                "Number min = None, Number max = None)")
+            b = b.item()
+        bounds.append(None if b is None else operand(b, "clamp", name))
+    return clamp_spec, bounds
 
 
 @public("clamp", "clip")
 def clamp(input, min=None, max=None):
-    """Limit values to [min, max] (``ClampBackward1``); the gradient passes where min <= x <= max.
+    """Limit values to [min, max], elementwise; either bound may be None.
 
-    Raises ``RuntimeError`` when both bounds are None."""
+    Number bounds give ``ClampBackward1``; tensor bounds (broadcast against
+    ``input``) give ``ClampBackward0``, whose ``next_functions`` are
+    ``input``'s, ``min``'s and ``max``'s (``None`` for a missing bound).  The
+    gradient passes to ``input`` where ``min <= x <= max``, and to a bound
+    where it is the result (PyTorch's ``clamp_backward_min_max``; where
+    ``min > max`` the result is ``max`` and only ``max`` gets it).  The result
+    has the promoted dtype of the input and the bounds (a float bound on an
+    integer tensor gives the default float dtype); NaN in the input or a
+    bound gives NaN.
+
+    Raises
+    ------
+    RuntimeError
+        When both bounds are None; when shapes do not broadcast.
+    NotImplementedError
+        For a bool result with number bounds (PyTorch's "clamp_scalar_cpu" not implemented for 'Bool').
+    """
     check_tensor("clamp", "input", input)
-    return apply(clamp_spec, (input, num(min), num(max)))
+    spec, (lo, hi) = _clamp_args(min, max)
+    return apply(spec, (input, lo, hi))
 
 
 @public("clamp_", "clip_", function=False)
 def clamp_(self, min=None, max=None):
-    """In-place :meth:`clamp` (node ``ClampBackward1``)."""
-    return inplace(self, clamp_spec, (self, num(min), num(max)))
+    """In-place :meth:`clamp` (``ClampBackward1``, or ``ClampBackward0`` with tensor bounds)."""
+    spec, (lo, hi) = _clamp_args(min, max)
+    return inplace(self, spec, (self, lo, hi))
+
+
+def _one_sided(name, scalar_spec, tensor_spec):
+    def fn(input, bound):
+        check_tensor(name, "input", input)
+        if isinstance(bound, Tensor):
+            return apply(tensor_spec, (input, bound))
+        return apply(scalar_spec, (input, operand(bound, name, name[6:])))
+
+    def fn_(self, bound):
+        if isinstance(bound, Tensor):
+            return inplace(self, tensor_spec, (self, bound))
+        return inplace(self, scalar_spec, (self, operand(bound, name + "_", name[6:])))
+
+    side = "below" if name == "clamp_min" else "above"
+    fn.__name__, fn_.__name__ = name, name + "_"
+    fn.__doc__ = (f"``clamp({name[6:]}=bound)``: values limited from {side} by a number "
+                  f"(``{scalar_spec.node_cls.__name__}``) or a tensor broadcast against ``input`` "
+                  f"(``{tensor_spec.node_cls.__name__}``, which also passes the gradient to the bound where it is "
+                  "the result).  The result has the promoted dtype.  Raises TypeError for a bound that is neither a "
+                  "number nor a tensor, NotImplementedError for a bool input with a number bound.")
+    fn_.__doc__ = f"In-place :func:`{name}`."
+    public(name, function=False)(fn)
+    public(name, method=False)(fn)
+    public(name + "_", function=False)(fn_)
+    return fn
+
+
+clamp_min = _one_sided("clamp_min", clamp_min_spec, clamp_min_tensor_spec)
+clamp_max = _one_sided("clamp_max", clamp_max_spec, clamp_max_tensor_spec)
 
 
 # -- binary arithmetic -----------------------------------------------------------------------------------------
@@ -295,8 +456,7 @@ def _div(self, other):
         ft = _dtype.get_default_dtype().np  # true division of integers gives the default float dtype
         a = a.astype(ft)
         b = b.astype(ft) if hasattr(b, "astype") else ft.type(b)
-    with np.errstate(**_ERR):
-        return as_array(a / b)
+    return as_array(a / b)
 
 
 add_spec = defop("add", _add, inputs=("self", "other"),
@@ -322,19 +482,31 @@ div_spec = defop("div", _div, inputs=("self", "other"),
                  other=lambda F, grad, self, other: -grad * ((self / other) / other))
 
 
+def _check_int_divisor(b) -> None:
+    """PyTorch's error for an integer division by zero (NumPy would give 0 with a warning)."""
+    if (array_module(b).any(b == 0) if hasattr(b, "dtype") else b == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
 def _div_mode(self, other, rounding_mode):
     a, b = prep(self, other)
-    with np.errstate(**_ERR):
-        if rounding_mode == "floor":
-            if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
-                raise RuntimeError("ZeroDivisionError")
-            return as_array(np.floor_divide(a, b))
-        if rounding_mode == "trunc":
-            q = a / b
-            return as_array(np.trunc(q).astype(q.dtype) if a.dtype.kind == "f" else
-                            (np.trunc(q)).astype(a.dtype))
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                     f"'{rounding_mode}'")
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    kind = a.dtype.kind
+    if kind == "b":
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    xp = array_module(a)
+    if kind in "iu":
+        _check_int_divisor(b)
+        q = as_array(xp.floor_divide(a, b))
+        if rounding_mode == "trunc":  # C's integer division: round toward zero, exact for every int64
+            q = as_array(q + ((xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))))
+        return q
+    if rounding_mode == "floor":  # NumPy's floor_divide is PyTorch's div_floor: (a - fmod(a, b)) / b, rounded
+        return as_array(xp.floor_divide(a, b))
+    q = a / b
+    return as_array(xp.trunc(q))
 
 
 div_mode_spec = defop("div_mode", _div_mode, inputs=("self", "other"), node="DivBackward2",
@@ -343,11 +515,29 @@ div_mode_spec = defop("div_mode", _div_mode, inputs=("self", "other"), node="Div
 
 
 def _remainder(self, other):
+    """PyTorch's remainder: ``r = fmod(a, b)``, plus ``b`` where ``r`` is not zero and its sign differs from
+    ``b``'s; so a zero result keeps the dividend's sign (``-4. % 2`` is ``-0.``), where NumPy's takes the
+    divisor's."""
     a, b = prep(self, other)
-    if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
-        raise RuntimeError("ZeroDivisionError")
-    with np.errstate(**_ERR):
-        return as_array(np.remainder(a, b))
+    kind = a.dtype.kind
+    if kind == "b":
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
+    xp = array_module(a)
+    if kind in "iu":
+        _check_int_divisor(b)
+        return as_array(xp.remainder(a, b))
+    r = xp.fmod(a, b)
+    if not isinstance(r, xp.ndarray):
+        r = xp.asarray(r)
+    xp.add(r, b, out=r, where=(r != 0) & ((r < 0) != (b < 0)))
+    return r
+
+
+def _number_first(fn):
+    """``fn(number, tensor)`` as a forward of the tensor: the number becomes a 0-d array of the result dtype."""
+    def forward(other, self):
+        return fn(array_module(other).asarray(self, dtype=result_type(other, self)), other)
+    return forward
 
 
 remainder_spec = defop("remainder", _remainder, inputs=("self", "other"), node="RemainderBackward1",
@@ -357,14 +547,24 @@ remainder_scalar_spec = defop("remainder_scalar", lambda self, other: _remainder
                               node="RemainderBackward0", self=lambda F, grad: grad)
 
 
-def _not_implemented(F, grad):
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+def _not_implemented(name):
+    def formula(F, grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return formula
 
 
-# PyTorch records a node named ``NotImplemented`` for an op without a derivative; its backward raises
+# PyTorch records a node named ``NotImplemented`` for an op without a derivative (its backward raises), with an
+# edge for each tensor input: ``a // b`` has two, ``a // 2``, ``5 // a`` and ``5 % a`` one
+_NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 floor_divide_spec = defop("floor_divide", lambda self, other: _div_mode(self, other, "floor"),
-                          inputs=("self", "other"), node="torch::autograd::NotImplemented",
-                          self=_not_implemented, other=_not_implemented)
+                          inputs=("self", "other"), node=_NOT_IMPLEMENTED,
+                          self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"))
+floor_divide_scalar_spec = defop("floor_divide_scalar", lambda self, other: _div_mode(self, other, "floor"),
+                                 node=_NOT_IMPLEMENTED, self=_not_implemented("floor_divide"))
+rfloor_divide_spec = defop("rfloor_divide", _number_first(lambda a, b: _div_mode(a, b, "floor")),
+                           inputs=("other",), node=_NOT_IMPLEMENTED, other=_not_implemented("floor_divide"))
+rremainder_spec = defop("rremainder", _number_first(_remainder), inputs=("other",), node=_NOT_IMPLEMENTED,
+                        other=_not_implemented("remainder"))
 
 
 # -- powers -----------------------------------------------------------------------------------------------------
@@ -377,8 +577,7 @@ def _pow(self, exponent):
         self = to_float(self)
     if exponent == 2:
         return as_array(self * self)
-    with np.errstate(**_ERR):
-        return as_array(self ** self.dtype.type(exponent) if self.dtype.kind == "f" else self ** exponent)
+    return as_array(self ** self.dtype.type(exponent) if self.dtype.kind == "f" else self ** exponent)
 
 
 def _pow_backward(F, grad, self, exponent):
@@ -394,8 +593,7 @@ def _pow_tensor(self, exponent):
     a, b = prep(self, exponent)
     if a.dtype.kind == "b":
         raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
-    with np.errstate(**_ERR):
-        return as_array(a ** b)
+    return as_array(a ** b)
 
 
 pow_tensor_spec = defop(
@@ -408,13 +606,11 @@ pow_tensor_spec = defop(
 
 def _pow_scalar_base(exponent, self):
     e, base = prep(exponent, self)
-    with np.errstate(**_ERR):
-        return as_array(base ** e)
+    return as_array(base ** e)
 
 
 def _pow_base_backward(F, grad, self, exponent, result):
-    with np.errstate(**_ERR):
-        log_base = float(np.log(self)) if self > 0 else (float("-inf") if self == 0 else float("nan"))
+    log_base = float(np.log(self)) if self > 0 else (float("-inf") if self == 0 else float("nan"))
     if self == 0:
         return grad * F.where(exponent >= 0.0, 0.0, F.mul_scalar(result, log_base))
     return grad * F.mul_scalar(result, log_base)
@@ -459,11 +655,16 @@ def _where(condition, self, other):
     if condition.dtype.kind != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_dtype.word(condition.dtype)}")
-    a, b = promote(self, other) if not (hasattr(self, "dtype") and hasattr(other, "dtype")) else \
-        ((self, other) if self.dtype == other.dtype else promote(self, other))
     xp = array_module(condition)
-    if hasattr(a, "shape") and hasattr(b, "shape"):
-        broadcast_shapes(condition.shape, a.shape, b.shape)
+    if hasattr(self, "dtype") and hasattr(other, "dtype"):
+        a, b = (self, other) if self.dtype == other.dtype else promote(self, other)
+        if a.shape != condition.shape or b.shape != condition.shape:
+            broadcast_shapes(condition.shape, a.shape, b.shape)
+        return as_array(xp.where(condition, a, b))
+    rt = result_type(self, other)  # a number branch: two numbers give int64 or the default float dtype
+    a = self.astype(rt, copy=False) if hasattr(self, "dtype") else rt.type(self)
+    b = other.astype(rt, copy=False) if hasattr(other, "dtype") else rt.type(other)
+    broadcast_shapes(condition.shape, a.shape, b.shape)
     return as_array(xp.where(condition, a, b))
 
 
@@ -472,7 +673,15 @@ where_spec = defop("where", _where, inputs=("condition", "self", "other"), nondi
                    other=lambda F, grad, condition: F.where(condition, 0.0, grad))
 
 
-@public("where")
+@public("where", function=False)
+def _where_method(self, condition, other):
+    """``self.where(condition, other)``: ``torch.where(condition, self, other)`` (``WhereBackward0``); ``other`` may
+    be a number."""
+    check_tensor("where", "condition", condition)
+    return apply(where_spec, (condition, self, operand(other, "where", "other")))
+
+
+@public("where", method=False)
 def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``); either branch may be a number.
 
@@ -664,7 +873,24 @@ def div(input, other, *, rounding_mode=None):
 @public("remainder")
 def remainder(input, other):
     """Python's ``%``: the remainder with the divisor's sign (``RemainderBackward1``, or
-    ``RemainderBackward0`` for a number divisor).  d/dself is 1; d/dother is ``-floor(self / other)``."""
+    ``RemainderBackward0`` for a number divisor).  d/dself is 1; d/dother is ``-floor(self / other)``.
+
+    Either argument may be a number: ``torch.remainder(5.0, t)`` is ``5.0 % t``, which PyTorch does not
+    differentiate (``grad_fn=<NotImplemented>``; backward raises "derivative for aten::remainder is not
+    implemented").  A zero result keeps the dividend's sign (``-4. % 2`` is ``-0.``), as in PyTorch.  The
+    result has the promoted dtype of the two (a float number and an integer tensor give the default dtype).
+
+    Raises
+    ------
+    RuntimeError
+        "ZeroDivisionError" for an integer division by zero.
+    NotImplementedError
+        For two bool operands ("remainder_cpu" not implemented for 'Bool').
+    TypeError
+        When neither argument is a tensor, or one is neither a tensor nor a number.
+    """
+    if not isinstance(input, Tensor) and is_number(input) and isinstance(other, Tensor):
+        return apply(rremainder_spec, (other, num(input)))
     check_tensor("remainder", "input", input)
     o = operand(other, "remainder")
     return apply(remainder_spec if isinstance(o, Tensor) else remainder_scalar_spec, (input, o))
@@ -673,10 +899,12 @@ def remainder(input, other):
 @public("floor_divide")
 def floor_divide(input, other):
     """``input // other`` rounded down.  Not differentiable: as in PyTorch, on a tensor that requires grad the
-    result has ``grad_fn=<NotImplemented>`` and backward raises "derivative for aten::floor_divide is not
-    implemented"."""
+    result has ``grad_fn=<NotImplemented>`` (an edge for each tensor argument) and backward raises "derivative
+    for aten::floor_divide is not implemented".  Integer division by zero raises RuntimeError
+    ("ZeroDivisionError"); bool operands raise NotImplementedError."""
     check_tensor("floor_divide", "input", input)
-    return apply(floor_divide_spec, (input, operand(other, "floor_divide")))
+    o = operand(other, "floor_divide")
+    return apply(floor_divide_spec if isinstance(o, Tensor) else floor_divide_scalar_spec, (input, o))
 
 
 @public("reciprocal_", function=False)
@@ -733,20 +961,17 @@ def _install_operators():
 
     def rmod(self, other):
         o = as_operand(other)
-        if o is None:
-            return NotImplemented
-        return apply(remainder_spec, (Tensor._make(np.asarray(o, dtype=result_dtype(self, o)), self._device), self))
+        return NotImplemented if o is None else apply(rremainder_spec, (self, o))
 
     def floordiv(self, other):
         o = as_operand(other)
-        return NotImplemented if o is None else apply(floor_divide_spec, (self, o))
+        if o is None:
+            return NotImplemented
+        return apply(floor_divide_spec if isinstance(o, Tensor) else floor_divide_scalar_spec, (self, o))
 
     def rfloordiv(self, other):
         o = as_operand(other)
-        if o is None:
-            return NotImplemented
-        return apply(floor_divide_spec, (Tensor._make(np.asarray(o, dtype=result_dtype(self, o)), self._device),
-                                         self))
+        return NotImplemented if o is None else apply(rfloor_divide_spec, (self, o))
 
     def neg_(self):
         return apply(neg, (self,))
@@ -766,10 +991,6 @@ def _install_operators():
     T.__isub__ = lambda self, other: self.sub_(other)
     T.__imul__ = lambda self, other: self.mul_(other)
     T.__itruediv__ = lambda self, other: self.div_(other)
-
-
-def result_dtype(t, number):
-    return result_type(t._data, number)
 
 
 def _inplace_arith(name, spec):

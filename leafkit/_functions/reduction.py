@@ -50,14 +50,16 @@ def _acc(a):
 
 def _mean(self):
     _need_float(self, "mean")
-    with np.errstate(all="ignore"):  # the mean of nothing is nan, silently, as in PyTorch
-        return as_array(self.mean(dtype=_acc(self)).astype(self.dtype))
+    if not self.size:  # the mean of nothing is nan, without NumPy's "Mean of empty slice" warning
+        return as_array(array_module(self).full((), np.nan, dtype=self.dtype))
+    return as_array(self.mean(dtype=_acc(self)).astype(self.dtype))
 
 
 def _mean_dim(self, dim, keepdim=False):
     _need_float(self, "mean")
-    with np.errstate(all="ignore"):
-        return as_array(self.mean(axis=dim, keepdims=keepdim, dtype=_acc(self)).astype(self.dtype))
+    if not self.size:  # nan where nothing is averaged; 0 elements stay 0 elements
+        return as_array((self.sum(axis=dim, keepdims=keepdim, dtype=_acc(self)) / 0).astype(self.dtype))
+    return as_array(self.mean(axis=dim, keepdims=keepdim, dtype=_acc(self)).astype(self.dtype))
 
 
 mean_spec = defop("mean", _mean,
@@ -89,6 +91,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
     Raises ``RuntimeError`` for integer input ("Input dtype must be either a floating point"), as PyTorch does."""
     check_tensor("mean", "input", input)
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+                           f"complex dtype. Got: {_dtype.word(dtype.np)}")
     src = input.to(dtype) if dtype is not None else input
     if dim is None:
         return apply(mean_spec, (src,))
@@ -280,15 +285,14 @@ def _vector_norm(self, ord, dim, keepdim):
                            f"{_dtype.word(self.dtype)}")
     xp = array_module(self)
     a = xp.abs(self)
-    with np.errstate(all="ignore"):
-        if ord == 2:
-            out = xp.sqrt((a * a).sum(axis=dim, keepdims=keepdim))
-        elif ord == 1:
-            out = a.sum(axis=dim, keepdims=keepdim)
-        elif ord == float("inf"):
-            out = a.max(axis=dim, keepdims=keepdim)
-        else:
-            out = (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
+    if ord == 2:
+        out = xp.sqrt((a * a).sum(axis=dim, keepdims=keepdim))
+    elif ord == 1:
+        out = a.sum(axis=dim, keepdims=keepdim)
+    elif ord == float("inf"):
+        out = a.max(axis=dim, keepdims=keepdim)
+    else:
+        out = (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
     return as_array(out.astype(self.dtype))
 
 
@@ -327,18 +331,16 @@ def _softmax_dtype(a, name):
 def _softmax(self, dim):
     _softmax_dtype(self, "softmax")
     d = dim if self.ndim else None
-    with np.errstate(all="ignore"):  # inf/nan logits give nan quietly, as in PyTorch
-        z = self - self.max(axis=d, keepdims=True)
-        e = np.exp(z)
-        return as_array(e / e.sum(axis=d, keepdims=True))
+    z = self - self.max(axis=d, keepdims=True)
+    e = np.exp(z)
+    return as_array(e / e.sum(axis=d, keepdims=True))
 
 
 def _log_softmax(self, dim):
     _softmax_dtype(self, "log_softmax")
     d = dim if self.ndim else None
-    with np.errstate(all="ignore"):
-        z = self - self.max(axis=d, keepdims=True)
-        return as_array(z - np.log(np.exp(z).sum(axis=d, keepdims=True)))
+    z = self - self.max(axis=d, keepdims=True)
+    return as_array(z - np.log(np.exp(z).sum(axis=d, keepdims=True)))
 
 
 softmax_spec = defop("softmax", _softmax, node="SoftmaxBackward0",
