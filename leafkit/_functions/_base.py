@@ -228,10 +228,19 @@ def dims(dim_arg, ndim):
     return tuple(out) if ndim else ()
 
 
+def type_name(x) -> str:
+    """The name PyTorch's messages give the type of ``x`` (CPython's ``tp_name``): ``list``, ``str``, a class
+    defined in Python by its name, an extension type with its module (``numpy.ndarray``)."""
+    cls = type(x)
+    if cls.__module__ == "builtins" or cls.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: a class made in Python
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
 def check_tensor(fn: str, name: str, x, pos: int = 1) -> None:
     """PyTorch's TypeError for a non-tensor argument."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type_name(x)}")
 
 
 def operand(x, fn: str, name: str = "other"):
@@ -240,7 +249,7 @@ def operand(x, fn: str, name: str = "other"):
         return x
     if is_number(x):
         return num(x)
-    raise TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}")
+    raise TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not {type_name(x)}")
 
 
 def as_operand(x):

@@ -129,7 +129,7 @@ unary("reciprocal", _reciprocal, self=lambda F, grad, result: -grad * (result * 
 
 def _abs(self):
     if self.dtype.kind == "b":
-        raise RuntimeError("\"abs_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return as_array(np.abs(self))
 
 
@@ -206,6 +206,8 @@ def round_(self, *, decimals=None):
 
 
 def _relu(self):
+    if self.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
     return as_array(np.maximum(self, 0))
 
 
@@ -437,11 +439,22 @@ def _add(self, other, alpha=1):
     return a + b if alpha == 1 else a + alpha * b
 
 
-def _sub(self, other, alpha=1):
-    a, b = prep(self, other)
-    if a.dtype.kind == "b":
+def _sub_check(a, b) -> None:
+    """PyTorch's ``sub_check``: no bool operand (a Python bool counts as one)."""
+    ba = a.dtype.kind == "b" if hasattr(a, "dtype") else isinstance(a, bool)
+    bb = b.dtype.kind == "b" if hasattr(b, "dtype") else isinstance(b, bool)
+    if ba and bb:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _sub(self, other, alpha=1):
+    if self.dtype.kind == "b" or getattr(other, "dtype", self.dtype).kind == "b" or other is True or other is False:
+        _sub_check(self, other)
+    a, b = prep(self, other)
     return a - b if alpha == 1 else a - alpha * b
 
 
@@ -468,6 +481,7 @@ sub_spec = defop("sub", _sub, inputs=("self", "other"),
 
 
 def _rsub(self, other, alpha=1):
+    _sub_check(self, other)
     a, b = prep(self, other)
     return as_array(b - a if alpha == 1 else b - alpha * a)
 
@@ -568,16 +582,43 @@ rremainder_spec = defop("rremainder", _number_first(_remainder), inputs=("other"
 
 
 # -- powers -----------------------------------------------------------------------------------------------------
+_POW_BOOL = "\"pow\" not implemented for 'Bool'"
+
+
 def _pow(self, exponent):
-    if self.dtype.kind == "b":
-        raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
-    if self.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if self.dtype.kind in "biu" and isinstance(exponent, float):
-        self = to_float(self)
+    if self.dtype.kind != "f":
+        d = result_type(self, exponent)  # a bool tensor to an int power is int64, to a float power float32
+        if d.kind == "b":  # to the power True or False: PyTorch's shortcuts (a copy, ones) need no kernel
+            return as_array(self.copy() if exponent else array_module(self).ones_like(self))
+        if d.kind in "iu" and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        self = self.astype(d, copy=False)
     if exponent == 2:
         return as_array(self * self)
-    return as_array(self ** self.dtype.type(exponent) if self.dtype.kind == "f" else self ** exponent)
+    if self.dtype.kind != "f":
+        return as_array(self ** exponent)
+    special = _POW_SPECIAL.get(exponent)
+    if special is not None:  # PyTorch's kernel: sqrt, rsqrt, ... for these exponents ((-inf) ** 0.5 is nan)
+        a = self.astype(np.float32) if self.dtype == np.float16 else self  # half: computed in float, rounded once
+        return as_array(special(array_module(a), a).astype(self.dtype, copy=False))
+    return as_array(self ** self.dtype.type(exponent))
+
+
+_POW_SPECIAL = {0.5: lambda xp, a: xp.sqrt(a), -0.5: lambda xp, a: 1 / xp.sqrt(a), 3: lambda xp, a: a * a * a,
+                -1: lambda xp, a: 1 / a, -2: lambda xp, a: 1 / (a * a)}
+
+
+def _int_pow(a, b):
+    """PyTorch's integer power (``powi``): a negative exponent gives 1 for a base of 1, +-1 for -1, else 0, where
+    NumPy refuses."""
+    xp = array_module(b if hasattr(b, "shape") else a)
+    neg = b < 0
+    if not xp.any(neg):
+        return as_array(a ** b)
+    out = a ** xp.where(neg, 0, b)
+    odd = (-b) % 2 == 1
+    at_neg = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
+    return as_array(xp.where(neg, at_neg, out).astype(out.dtype, copy=False))
 
 
 def _pow_backward(F, grad, self, exponent):
@@ -591,8 +632,11 @@ pow_spec = defop("pow", _pow, node="PowBackward0", self=_pow_backward)
 
 def _pow_tensor(self, exponent):
     a, b = prep(self, exponent)
-    if a.dtype.kind == "b":
-        raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
+    kind = a.dtype.kind
+    if kind == "b":
+        raise NotImplementedError(_POW_BOOL)
+    if kind in "iu":
+        return _int_pow(a, b)
     return as_array(a ** b)
 
 
@@ -606,6 +650,11 @@ pow_tensor_spec = defop(
 
 def _pow_scalar_base(exponent, self):
     e, base = prep(exponent, self)
+    kind = e.dtype.kind
+    if kind == "b":
+        raise NotImplementedError(_POW_BOOL)
+    if kind in "iu":
+        return _int_pow(base, e)
     return as_array(base ** e)
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
+from .. import _device, _dtype
 from .._random import normal_array, uniform_array
 from ..autograd.grad_mode import _state
 from ..autograd.graph import SavedVariable
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
-from ._base import array_module, as_array, check_tensor
+from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
 from .views import CopySlices, Invalid, make_node, refresh_view, strided_geometry, view_index
@@ -125,7 +125,9 @@ def inplace(t, spec, args):
     if grad_on:
         check_inplace_allowed(t)
     _check_overlap(t, args[1:])
-    record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:]))
+    # an integer or bool tensor has no history to record: a float operand that requires grad is only read
+    record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:])) \
+        and t._data.dtype.kind in "fc"
     if not record:
         fargs, _, _ = _arrays(spec, args)
         out = spec.forward(*fargs)
@@ -213,6 +215,7 @@ fill_tensor_spec = defop("fill_tensor_", _fill, inputs=("self", "value"), node="
 
 def _copy(self, src):
     if src.shape != self.shape:
+        broadcast_check(self, src)  # shapes that do not broadcast at all: "The size of tensor a (3) must match ..."
         try:
             src = array_module(self).broadcast_to(src, self.shape)
         except ValueError:
@@ -256,9 +259,16 @@ def copy_(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast, moved to this device) into this storage in place (node
     ``CopyBackwards``; the gradient flows to ``src``).
 
-    Raises ``RuntimeError`` when ``src`` does not broadcast to this shape ("doesn't match the broadcast shape"),
-    when it partly overlaps this tensor's memory, and PyTorch's other in-place errors."""
-    check_tensor("copy_", "src", src)
+    ``src`` may be a Python number, as in PyTorch (``x.copy_(2.0)`` fills; the node's edge to it is None).
+    Into an integer or bool tensor values are cast as ``.to()`` casts them (floats truncate toward zero) and
+    no history is recorded, even from a ``src`` that requires grad.
+
+    Raises ``RuntimeError`` when ``src`` does not broadcast to this shape ("The size of tensor a ... must match
+    the size of tensor b"), when it partly overlaps this tensor's memory, and PyTorch's other in-place errors;
+    ``TypeError`` for a ``src`` that is neither a tensor nor a number."""
+    if not isinstance(src, Tensor) and is_number(src):
+        src = Tensor._make(np.asarray(num(src)), _device.CPU)  # PyTorch's wrapped number: float64, int64 or bool
+    check_tensor("copy_", "other", src)
     if src._device is not self._device:
         src = src.to(self._device)
     return inplace(self, copy_spec, (self, src))

@@ -14,6 +14,7 @@ from .. import _dtype, return_types
 from .._tensor import Tensor
 from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims
 from ._registry import apply, defop, public
+from .inplace import inplace
 from .elementwise import maximum, minimum
 
 
@@ -173,6 +174,8 @@ def _arg_extremum(np_fn, name):
     def fn(input, dim=None, keepdim=False):
         check_tensor(name, "input", input)
         d = input._data
+        if d.dtype.kind == "b":
+            raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             if d.size == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -195,6 +198,52 @@ public("argmin")(_arg_extremum(np.argmin, "argmin"))
 
 
 # -- scatter / gather ---------------------------------------------------------------------------------------------
+def _nonempty(shape):
+    """PyTorch's ``ensure_nonempty_size``: a 0-d tensor counts as one element along one dimension."""
+    return tuple(shape) or (1,)
+
+
+def _check(name, self, dim, index, src=None):
+    """PyTorch's checks of gather and scatter, in its order: the index dtype (int32 or int64, unless the index is
+    empty), ``src``'s dtype, the index's number of dimensions and sizes, then the bounds of its values (negative
+    indices count as out of bounds)."""
+    empty = index.size == 0
+    if not empty and index.dtype != np.int64 and index.dtype != np.int32:
+        raise RuntimeError(f"{'gather' if name == 'gather' else 'scatter'}(): Expected dtype int32/int64 for index")
+    if name == "gather":
+        if empty:
+            return
+        s_shape, i_shape = _nonempty(self.shape), _nonempty(index.shape)
+        if len(s_shape) != len(i_shape):
+            raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        for d, (i, n) in enumerate(zip(i_shape, s_shape)):
+            if d != dim and i > n:
+                raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be no "
+                                   f"larger than self {list(self.shape)} apart from dimension {dim}")
+    else:
+        if hasattr(src, "dtype") and src.dtype != self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        if empty:
+            return
+        s_shape, i_shape = _nonempty(self.shape), _nonempty(index.shape)
+        if len(s_shape) != len(i_shape):
+            raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+        wrong = any(d != dim and i > n for d, (i, n) in enumerate(zip(i_shape, s_shape)))
+        if hasattr(src, "shape"):
+            wrong = wrong or any(i > n for i, n in zip(i_shape, _nonempty(src.shape)))
+            if wrong:
+                raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                                   f"apart from dimension {dim} and to be no larger size than src {list(src.shape)}")
+        elif wrong:
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                               f"apart from dimension {dim}")
+    size = _nonempty(self.shape)[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise RuntimeError(f"index {int(index[bad].reshape(-1)[0])} is out of bounds for dimension {dim} with size "
+                           f"{size}")
+
+
 def _src_part(src, index):
     """PyTorch reads only the first ``index.shape`` elements of ``src``."""
     if not hasattr(src, "shape"):
@@ -210,20 +259,29 @@ def _along(index, dim):
     return tuple(idx)
 
 
+def _as_1d(*arrays):
+    """0-d arrays as 1-element 1-d ones (PyTorch's kernels see a 0-d tensor as one element along one dimension)."""
+    return [a.reshape(1) if hasattr(a, "ndim") and a.ndim == 0 else a for a in arrays]
+
+
 def _scatter(self, dim, index, src):
-    out = self.copy()
-    out[_along(index, dim)] = _src_part(src, index) if hasattr(src, "shape") else self.dtype.type(src)
-    return out
+    _check("scatter", self, dim, index, src)
+    out, idx, s = _as_1d(self.copy(), index, src)
+    out[_along(idx, dim)] = _src_part(s, idx) if hasattr(s, "shape") else self.dtype.type(s)
+    return out.reshape(self.shape)
 
 
 def _gather(self, dim, index):
-    return as_array(self[_along(index, dim)])
+    _check("gather", self, dim, index)
+    a, idx = _as_1d(self, index)
+    return as_array(a[_along(idx, dim)]).reshape(index.shape)
 
 
 def _scatter_add(self, dim, index, src):
-    out = self.copy()
-    array_module(self).add.at(out, _along(index, dim), _src_part(src, index))
-    return out
+    _check("scatter_add", self, dim, index, src)
+    out, idx, s = _as_1d(self.copy(), index, src)
+    array_module(self).add.at(out, _along(idx, dim), _src_part(s, idx))
+    return out.reshape(self.shape)
 
 
 scatter_spec = defop("scatter", lambda self, index, src, dim: _scatter(self, dim, index, src),
@@ -244,38 +302,61 @@ scatter_add_spec = defop("scatter_add", lambda self, index, src, dim: _scatter_a
                          src=lambda F, grad, dim, index: F.gather(grad, index, dim))
 
 
-def _index_arg(index, name):
+def _scatter_args(input, dim, index, src, value, name):
     check_tensor(name, "index", index, 3)
-    if index._data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
-    return index
+    d = _dim(dim, input._data.ndim)
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        return scatter_spec, (input, index, src, d)
+    return scatter_value_spec, (input, index, src, d)
 
 
 @public("scatter")
 def scatter(input, dim, index, src=None, *, value=None):
     """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``
-    (``ScatterBackward0`` / ``ScatterBackward1``)."""
+    (``ScatterBackward0`` / ``ScatterBackward1``).
+
+    ``index`` is int64 or int32, with as many dimensions as ``input`` and no larger than it (apart from ``dim``)
+    or than ``src``; PyTorch's RuntimeError otherwise, and for an index out of bounds (negative ones too) or a
+    ``src`` of another dtype."""
     check_tensor("scatter", "input", input)
-    d = _dim(dim, input._data.ndim)
-    if src is None:
-        src = value
-    if isinstance(src, Tensor):
-        return apply(scatter_spec, (input, _index_arg(index, "scatter"), src, d))
-    return apply(scatter_value_spec, (input, _index_arg(index, "scatter"), src, d))
+    spec, args = _scatter_args(input, dim, index, src, value, "scatter")
+    return apply(spec, args)
+
+
+@public("scatter_", function=False)
+def scatter_(self, dim, index, src=None, *, value=None):
+    """In-place :meth:`scatter`."""
+    spec, args = _scatter_args(self, dim, index, src, value, "scatter_")
+    return inplace(self, spec, args)
 
 
 @public("gather")
 def gather(input, dim, index):
-    """The elements of ``input`` at ``index`` along ``dim`` (``GatherBackward0``)."""
+    """The elements of ``input`` at ``index`` along ``dim`` (``GatherBackward0``); the result has ``index``'s shape.
+
+    ``index`` is int64 or int32, with as many dimensions as ``input`` and no larger than it apart from ``dim``;
+    PyTorch's RuntimeError otherwise and for an index out of bounds (negative ones too)."""
     check_tensor("gather", "input", input)
-    return apply(gather_spec, (input, _index_arg(index, "gather"), _dim(dim, input._data.ndim)))
+    check_tensor("gather", "index", index, 3)
+    return apply(gather_spec, (input, index, _dim(dim, input._data.ndim)))
 
 
 @public("scatter_add")
 def scatter_add(input, dim, index, src):
-    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (``ScatterAddBackward0``)."""
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (``ScatterAddBackward0``); the checks of
+    :func:`scatter`."""
     check_tensor("scatter_add", "input", input)
-    return apply(scatter_add_spec, (input, _index_arg(index, "scatter_add"), src, _dim(dim, input._data.ndim)))
+    check_tensor("scatter_add", "index", index, 3)
+    return apply(scatter_add_spec, (input, index, src, _dim(dim, input._data.ndim)))
+
+
+@public("scatter_add_", function=False)
+def scatter_add_(self, dim, index, src):
+    """In-place :meth:`scatter_add`."""
+    check_tensor("scatter_add_", "index", index, 3)
+    return inplace(self, scatter_add_spec, (self, index, src, _dim(dim, self._data.ndim)))
 
 
 # -- norm ------------------------------------------------------------------------------------------------------------
@@ -330,17 +411,23 @@ def _softmax_dtype(a, name):
 
 def _softmax(self, dim):
     _softmax_dtype(self, "softmax")
+    if not self.size:  # nothing to normalise: an empty result of the same shape, as in PyTorch
+        return self.copy()
     d = dim if self.ndim else None
-    z = self - self.max(axis=d, keepdims=True)
+    a = self.astype(np.float32) if self.dtype == np.float16 else self  # half is computed in float, as PyTorch does
+    z = a - a.max(axis=d, keepdims=True)
     e = np.exp(z)
-    return as_array(e / e.sum(axis=d, keepdims=True))
+    return as_array((e / e.sum(axis=d, keepdims=True)).astype(self.dtype, copy=False))
 
 
 def _log_softmax(self, dim):
     _softmax_dtype(self, "log_softmax")
+    if not self.size:
+        return self.copy()
     d = dim if self.ndim else None
-    z = self - self.max(axis=d, keepdims=True)
-    return as_array(z - np.log(np.exp(z).sum(axis=d, keepdims=True)))
+    a = self.astype(np.float32) if self.dtype == np.float16 else self
+    z = a - a.max(axis=d, keepdims=True)
+    return as_array((z - np.log(np.exp(z).sum(axis=d, keepdims=True))).astype(self.dtype, copy=False))
 
 
 softmax_spec = defop("softmax", _softmax, node="SoftmaxBackward0",
