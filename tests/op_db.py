@@ -244,6 +244,8 @@ ROWS = [
         program=lambda lib, t: t[0].expand(3, 4) * t),
     Row("squeeze", lambda lib, x: x.unsqueeze(1).squeeze(), same(shape=shapes_1d_up),
         program=lambda lib, t: t.unsqueeze(0).squeeze(0)),
+    Row("squeeze_dims", lambda lib, x: x.unsqueeze(0).unsqueeze(-1).squeeze((0, -1, 1)), same(shape=shapes_1d_up),
+        program=lambda lib, t: t.unsqueeze(1).squeeze((1, 0))),
     Row("select", lambda lib, x: x[0], same(shape=shapes_1d_up), program=lambda lib, t: t[1] * t),
     Row("slice", lambda lib, x: x[1:], same(shape=shapes_1d_up),
         program=lambda lib, t: t[:, 1:].sum(1, keepdim=True) * t),

@@ -1,7 +1,12 @@
 """What the op families share: PyTorch's type promotion, broadcasting checks, argument checks."""
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -47,6 +52,17 @@ def quiet(fn):
     run.__doc__ = fn.__doc__
     run.__wrapped__ = fn
     return run
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def warn_user(message, category=UserWarning) -> None:
+    """``warnings.warn`` pointing at the first line outside leafkit (the user's), however deep the op was."""
+    frame, level = sys._getframe(0), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def is_number(x) -> bool:
@@ -235,6 +251,26 @@ def type_name(x) -> str:
     if cls.__module__ == "builtins" or cls.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: a class made in Python
         return cls.__name__
     return f"{cls.__module__}.{cls.__name__}"
+
+
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
+
+
+def numpy_names(fn):
+    """Accept NumPy's argument names as PyTorch's argument parser does: ``axis`` for ``dim``, ``keepdims`` for
+    ``keepdim``, ``x``/``a``/``x1`` for ``input``, ``x2`` for ``other`` (``t.sum(axis=0)``)."""
+    params = set(inspect.signature(fn).parameters)
+    names = {k: v for k, v in _NUMPY_NAMES.items() if v in params}
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            for k in [k for k in kwargs if k in names]:
+                if names[k] in kwargs:
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument '{names[k]}'")
+                kwargs[names[k]] = kwargs.pop(k)
+        return fn(*args, **kwargs)
+    return wrapper
 
 
 def check_tensor(fn: str, name: str, x, pos: int = 1) -> None:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._device import CPU as _CPU
 from .._tensor import Tensor
 from ._base import (array_module, as_array, as_operand, broadcast_shapes, check_tensor, is_number, num, operand, prep,
-                    promote, result_type, result_type_many, to_float)
+                    promote, result_type, result_type_many, to_float, type_name)
 from ._registry import apply, defop, public
 from .inplace import inplace
 
@@ -208,7 +209,7 @@ def round_(self, *, decimals=None):
 def _relu(self):
     if self.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return as_array(np.maximum(self, 0))
+    return as_array(np.maximum(self.dtype.type(0), self))  # NumPy returns its second operand on a tie (-0.0 stays)
 
 
 unary("relu", _relu, self=lambda F, grad, result: F.threshold_backward(grad, result, 0),
@@ -286,9 +287,9 @@ def _clamp_kernel(self, min, max, kernel):
     a = self.astype(d, copy=False)
     out = a
     if min is not None:
-        out = xp.maximum(out, min.astype(d, copy=False) if hasattr(min, "dtype") else d.type(min))
+        out = xp.maximum(min.astype(d, copy=False) if hasattr(min, "dtype") else d.type(min), out)  # ties: self
     if max is not None:
-        out = xp.minimum(out, max.astype(d, copy=False) if hasattr(max, "dtype") else d.type(max))
+        out = xp.minimum(max.astype(d, copy=False) if hasattr(max, "dtype") else d.type(max), out)
     if out is self:
         out = self.copy()
     if min is not None and max is not None and hasattr(min, "shape") and hasattr(max, "shape"):
@@ -630,6 +631,24 @@ def _pow_backward(F, grad, self, exponent):
 pow_spec = defop("pow", _pow, node="PowBackward0", self=_pow_backward)
 
 
+def _c_pow(a, b):
+    """C's ``pow`` (PyTorch's kernel for a tensor exponent) on float arrays.  NumPy's power differs at a base of
+    -inf or -0.0 with a non-integer exponent ((-inf) ** 0.5 is inf in C, nan in NumPy), and ``ndarray ** 0-d``
+    would take NumPy's sqrt/square shortcuts; the ufunc is called, then those bases are put right."""
+    xp = array_module(a)
+    r = xp.power(a, b)
+    neg = xp.isneginf(a) | ((a == 0) & xp.signbit(a))
+    if not xp.any(neg):
+        return as_array(r)
+    a, b = xp.broadcast_arrays(a, b)
+    odd = (xp.abs(b) % 2 == 1)
+    big = (b > 0) == xp.isneginf(a)  # the magnitude is inf: -inf to a positive power, -0.0 to a negative one
+    mag = xp.where(big, xp.inf, 0.0).astype(r.dtype)
+    fixed = xp.where(odd, -mag, mag)
+    fix = neg & (b != 0) & ~xp.isnan(b)
+    return as_array(xp.where(fix, fixed, r))
+
+
 def _pow_tensor(self, exponent):
     a, b = prep(self, exponent)
     kind = a.dtype.kind
@@ -637,7 +656,7 @@ def _pow_tensor(self, exponent):
         raise NotImplementedError(_POW_BOOL)
     if kind in "iu":
         return _int_pow(a, b)
-    return as_array(a ** b)
+    return _c_pow(a, b)
 
 
 pow_tensor_spec = defop(
@@ -655,7 +674,7 @@ def _pow_scalar_base(exponent, self):
         raise NotImplementedError(_POW_BOOL)
     if kind in "iu":
         return _int_pow(base, e)
-    return as_array(base ** e)
+    return _c_pow(e.dtype.type(base), e)
 
 
 def _pow_base_backward(F, grad, self, exponent, result):
@@ -755,7 +774,7 @@ def where(condition, input=None, other=None):
 def _extremum(np_fn):
     def forward(self, other):
         a, b = prep(self, other)
-        return as_array(np_fn(a, b))
+        return as_array(np_fn(b, a))  # PyTorch keeps self on a tie (-0.0 and 0.0); NumPy its second operand
     return forward
 
 
@@ -865,6 +884,12 @@ def masked_scatter(input, mask, source):
     return apply(masked_scatter_spec, (input, mask, source))
 
 
+@public("masked_scatter_", function=False)
+def masked_scatter_(self, mask, source):
+    """In-place :func:`masked_scatter` (``MaskedScatterBackward0``)."""
+    return inplace(self, masked_scatter_spec, (self, mask, source))
+
+
 @public("masked_fill")
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` is True (``MaskedFillBackward0``, or ``MaskedFillBackward1`` for a 0-d tensor
@@ -887,32 +912,45 @@ def masked_fill_(self, mask, value):
 
 
 # -- the public arithmetic surface -------------------------------------------------------------------------------
+def _input(input, other, fn):
+    """``input`` of ``torch.add(2, t)`` and its kind: PyTorch wraps a number beside a tensor into a 0-d tensor (a
+    "wrapped number": it takes part in type promotion as a number, and its edge in the graph is None)."""
+    if not isinstance(input, Tensor) and is_number(input) and isinstance(other, Tensor):
+        n = num(input)
+        return Tensor._make(np.asarray(n, dtype=result_type(other._data, n)), _CPU)
+    check_tensor(fn, "input", input)
+    return input
+
+
 @public("add")
 def add(input, other, *, alpha=1):
-    """``input + alpha * other`` (``AddBackward0``)."""
-    check_tensor("add", "input", input)
+    """``input + alpha * other`` (``AddBackward0``); either may be a number (``torch.add(2, t)``), with PyTorch's
+    type promotion.  Raises RuntimeError when the shapes do not broadcast, TypeError for other arguments."""
+    input = _input(input, other, "add")
     return apply(add_spec, (input, operand(other, "add"), alpha))
 
 
 @public("sub", "subtract")
 def sub(input, other, *, alpha=1):
-    """``input - alpha * other`` (``SubBackward0``)."""
-    check_tensor("sub", "input", input)
+    """``input - alpha * other`` (``SubBackward0``); either may be a number.  Bool operands raise PyTorch's
+    RuntimeError ("Subtraction, the `-` operator, with a bool tensor is not supported")."""
+    input = _input(input, other, "sub")
     return apply(sub_spec, (input, operand(other, "sub"), alpha))
 
 
 @public("mul", "multiply")
 def mul(input, other):
-    """``input * other`` (``MulBackward0``)."""
-    check_tensor("mul", "input", input)
+    """``input * other`` (``MulBackward0``); either may be a number."""
+    input = _input(input, other, "mul")
     return apply(mul_spec, (input, operand(other, "mul")))
 
 
 @public("div", "divide", "true_divide")
 def div(input, other, *, rounding_mode=None):
     """``input / other``: true division (``DivBackward0``; integers give the default float dtype), or rounded
-    with ``rounding_mode="floor"``/``"trunc"`` (``DivBackward2``, zero gradient)."""
-    check_tensor("div", "input", input)
+    with ``rounding_mode="floor"``/``"trunc"`` (``DivBackward2``, zero gradient); either may be a number.
+    Integer division by zero with a rounding mode raises RuntimeError ("ZeroDivisionError")."""
+    input = _input(input, other, "div")
     o = operand(other, "div")
     if rounding_mode is not None:
         return apply(div_mode_spec, (input, o, rounding_mode))
@@ -1043,10 +1081,12 @@ def _install_operators():
 
 
 def _inplace_arith(name, spec):
-    def op_(self, other, *, alpha=None):
+    def op_(self, other, *, alpha=None, rounding_mode=None):
         o = as_operand(other)
         if o is None:
-            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
+        if rounding_mode is not None and name == "div":
+            return inplace(self, div_mode_spec, (self, o, rounding_mode))
         args = (self, o) if alpha is None else (self, o, alpha)
         return inplace(self, spec, args)
     op_.__name__ = name + "_"

@@ -23,7 +23,7 @@ from .._random import normal_array, uniform_array
 from ..autograd.grad_mode import _state
 from ..autograd.graph import SavedVariable
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
-from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num
+from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, warn_user
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
 from .views import CopySlices, Invalid, make_node, refresh_view, strided_geometry, view_index
@@ -54,25 +54,86 @@ def _write(t, res) -> None:
     if res.dtype != d.dtype and not np.can_cast(res.dtype, d.dtype, "same_kind"):
         raise RuntimeError(f"result type {_dtype.word(res.dtype)} can't be cast to the desired output type "
                            f"{_dtype.word(d.dtype)}")
-    try:
-        d[...] = res
-    except ValueError:
-        raise RuntimeError(INTERNAL_OVERLAP_MESSAGE) from None
+    if isinstance(d, np.ndarray) and not d.flags.writeable:
+        d = d.view()  # expand's arrays (and views of them) are read-only (NumPy's broadcast_to): write through a view
+        d.flags.writeable = True
+    if _internal_overlap(d):  # an expanded tensor (fill_, masked_fill_, index_put_): write what changed, in order
+        changed = res != d
+        d[changed] = res[changed]
+        return
+    d[...] = res
 
 
-def _check_overlap(t, args) -> None:
-    """PyTorch's ``assert_no_partial_overlap``: an operand may be the written-to memory itself, not part of it."""
+# -- memory overlap, as PyTorch checks it (ATen/MemoryOverlap.cpp) ------------------------------------------------
+EXPANDED_WARNING = ("Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+                    "operation. This also applies to advanced indexing e.g. {example}")
+_WARN_ON_EXPANDED = {"masked_fill": ("masked_fill_", "tensor[mask] = scalar"),
+                     "masked_fill_tensor": ("masked_fill_", "tensor[mask] = scalar"),
+                     "index_put": ("index_put_", "tensor[indices] = tensor")}
+
+
+def _internal_overlap(a) -> bool:
+    """PyTorch's ``has_internal_overlap(...) == Yes``: a dimension of size > 1 with stride 0 (an expanded tensor)."""
+    return isinstance(a, np.ndarray) and 0 in a.strides and any(n > 1 and st == 0 for n, st in zip(a.shape, a.strides))
+
+
+def _non_overlapping_and_dense(a) -> bool:
+    """Every element at its own address and no gaps: the strides, sorted, are those of a contiguous layout."""
+    expected = a.itemsize
+    for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _partial_overlap(a, b) -> bool:
+    """PyTorch's ``get_overlap_status(a, b) == Partial``: only between non-overlapping-and-dense tensors ("too hard"
+    otherwise); two such tensors overlap partly when their byte ranges meet without being the same tensor."""
+    if not a.size or not b.size or not np.may_share_memory(a, b):
+        return False
+    if not _non_overlapping_and_dense(a) or not _non_overlapping_and_dense(b):
+        return False
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
+def _check_overlap(t, args, spec=None) -> None:
+    """PyTorch's memory-overlap checks of an in-place op writing into ``t`` (``spec``: the op).
+
+    The written-to tensor may not have internal overlap (an expanded tensor: "more than one element of the
+    written-to tensor refers to a single memory location"), except for ``fill_`` with a number and ``zero_``;
+    ``masked_fill_`` and ``index_put_`` only warn that it is deprecated.  An operand may be the written-to
+    memory itself, not part of it; this is checked only between non-overlapping-and-dense tensors, on the bytes
+    each spans (a strided or broadcast operand is "too hard" for PyTorch and passes), and a 0-d value (``fill_``)
+    is read before anything is written.
+    """
     d = t._data
     if not isinstance(d, np.ndarray):
         return
+    if _internal_overlap(d):
+        name = spec.name if spec is not None else None
+        if name in _WARN_ON_EXPANDED:
+            warn_user(EXPANDED_WARNING.format(op=_WARN_ON_EXPANDED[name][0], example=_WARN_ON_EXPANDED[name][1]))
+            if name == "index_put" and _masked_fill_dispatch(args):
+                warn_user(EXPANDED_WARNING.format(op="masked_fill_", example="tensor[mask] = scalar"))
+        elif not (name == "zero_" or (name == "fill_" and not hasattr(args[0], "shape"))):
+            raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
     for a in args:
-        if isinstance(a, Tensor) and a is not t and isinstance(a._data, np.ndarray) and \
-                np.may_share_memory(d, a._data):
-            o = a._data
-            same = (o.__array_interface__["data"][0] == d.__array_interface__["data"][0] and o.shape == d.shape and
-                    o.strides == d.strides)
-            if not same and np.shares_memory(d, o):
-                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
+        if isinstance(a, Tensor) and a is not t and isinstance(a._data, np.ndarray) and a._data.ndim and \
+                _partial_overlap(d, a._data):
+            raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
+
+
+def _masked_fill_dispatch(args) -> bool:
+    """``index_put_(values, key, accumulate)`` that PyTorch runs as ``masked_fill_``: one mask, a one-element value."""
+    values, key, accumulate = (tuple(args) + (False,))[:3]
+    arrays = [k for k in key if not isinstance(k, slice)]
+    return (not accumulate and len(arrays) == 1 and arrays[0].dtype.kind == "b" and
+            getattr(getattr(values, "_data", values), "size", 1) == 1)
 
 
 def check_inplace_allowed(t) -> None:
@@ -124,7 +185,7 @@ def inplace(t, spec, args):
     grad_on = _state.enabled
     if grad_on:
         check_inplace_allowed(t)
-    _check_overlap(t, args[1:])
+    _check_overlap(t, args[1:], spec)
     # an integer or bool tensor has no history to record: a float operand that requires grad is only read
     record = grad_on and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:])) \
         and t._data.dtype.kind in "fc"

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._tensor import Tensor
-from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims
+from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims, numpy_names
 from ._registry import apply, defop, public
 from .inplace import inplace
 from .elementwise import maximum, minimum
@@ -74,6 +74,7 @@ mean_dim_spec = defop(
 
 
 @public("sum")
+@numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
     """Sum of all elements (``SumBackward0``, a 0-d tensor) or along ``dim`` (an int or tuple;
     ``SumBackward1``), keeping reduced dims of size 1 when ``keepdim``.  Integer and bool input sums to int64.
@@ -87,6 +88,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch'
 
 
 @public("mean")
+@numpy_names
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements (``MeanBackward0``) or along ``dim`` (``MeanBackward1``).
 
@@ -166,8 +168,8 @@ def _extremum(spec_all, spec_dim, result_type, name):
     return fn
 
 
-public("max")(_extremum(max_spec, max_dim_spec, return_types.max, "max"))
-public("min")(_extremum(min_spec, min_dim_spec, return_types.min, "min"))
+public("max")(numpy_names(_extremum(max_spec, max_dim_spec, return_types.max, "max")))
+public("min")(numpy_names(_extremum(min_spec, min_dim_spec, return_types.min, "min")))
 
 
 def _arg_extremum(np_fn, name):
@@ -193,8 +195,8 @@ def _arg_extremum(np_fn, name):
     return fn
 
 
-public("argmax")(_arg_extremum(np.argmax, "argmax"))
-public("argmin")(_arg_extremum(np.argmin, "argmin"))
+public("argmax")(numpy_names(_arg_extremum(np.argmax, "argmax")))
+public("argmin")(numpy_names(_arg_extremum(np.argmin, "argmin")))
 
 
 # -- scatter / gather ---------------------------------------------------------------------------------------------
@@ -313,6 +315,7 @@ def _scatter_args(input, dim, index, src, value, name):
 
 
 @public("scatter")
+@numpy_names
 def scatter(input, dim, index, src=None, *, value=None):
     """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``
     (``ScatterBackward0`` / ``ScatterBackward1``).
@@ -333,6 +336,7 @@ def scatter_(self, dim, index, src=None, *, value=None):
 
 
 @public("gather")
+@numpy_names
 def gather(input, dim, index):
     """The elements of ``input`` at ``index`` along ``dim`` (``GatherBackward0``); the result has ``index``'s shape.
 
@@ -344,6 +348,7 @@ def gather(input, dim, index):
 
 
 @public("scatter_add")
+@numpy_names
 def scatter_add(input, dim, index, src):
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (``ScatterAddBackward0``); the checks of
     :func:`scatter`."""
@@ -392,6 +397,7 @@ norm_spec = defop("linalg_vector_norm", _vector_norm, self=_norm_backward)
 
 
 @public("norm")
+@numpy_names
 def norm(input, p=2, dim=None, keepdim=False, dtype=None):
     """The vector p-norm over all elements or along ``dim`` (``LinalgVectorNormBackward0``); ``p`` 1 or 2 (and
     ``inf`` without gradient).  The gradient of the 2-norm at zero is zero, as in PyTorch."""
@@ -460,6 +466,7 @@ defop("log_softmax_backward_data",
 
 
 @public("softmax")
+@numpy_names
 def softmax(input, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``, computed stably (``SoftmaxBackward0``)."""
     check_tensor("softmax", "input", input)
@@ -468,6 +475,7 @@ def softmax(input, dim, dtype=None):
 
 
 @public("log_softmax")
+@numpy_names
 def log_softmax(input, dim, dtype=None):
     """x - logsumexp(x) along ``dim``, stable for very large logits (``LogSoftmaxBackward0``)."""
     check_tensor("log_softmax", "input", input)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Size, Tensor
-from ._base import array_module, as_array, check_tensor, dim as _dim, promote_types
+from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims, numpy_names, promote_types
 from ._registry import apply, defop, public
 from .copy import clone
 
@@ -172,6 +172,23 @@ def _squeeze_dim_backward(F, grad, self_sym_sizes, dim):
 
 squeeze_dim_spec = defop("squeeze_dim", _squeeze_dim, node="SqueezeBackward1", view=True,
                          self=_squeeze_dim_backward)
+
+
+def _squeeze_dims(self, dims):
+    if self.ndim == 0:
+        return self.view()
+    drop = tuple(d for d in dims if self.shape[d] == 1)
+    return array_module(self).squeeze(self, drop) if drop else self.view()
+
+
+def _squeeze_dims_backward(F, grad, self_sym_sizes, dims):
+    for d in sorted(d for d in dims if self_sym_sizes and self_sym_sizes[d] == 1):
+        grad = F.unsqueeze(grad, d)
+    return grad
+
+
+squeeze_dims_spec = defop("squeeze_dims", _squeeze_dims, node="SqueezeBackward2", view=True,
+                          self=_squeeze_dims_backward)
 # matmul's ``squeeze_(0)`` after ``vector @ matrix``: PyTorch's node for the in-place squeeze
 squeeze_inplace_spec = defop("squeeze_inplace_dim", _squeeze_dim, node="SqueezeBackward4",
                              self=_squeeze_dim_backward)
@@ -217,6 +234,7 @@ defop("slice_backward", _slice_backward, inputs=("grad_output",),
 
 
 @public("select")
+@numpy_names
 def select(input, dim, index):
     """``input`` at ``index`` along ``dim``, as a view with one dimension fewer (``SelectBackward0``).
 
@@ -319,6 +337,7 @@ def _tensor_list(tensors, fn):
 
 
 @public("cat", "concat", "concatenate", method=False)
+@numpy_names
 def cat(tensors, dim=0):
     """Concatenate along ``dim`` (``CatBackward0``; each input gets its slice of the gradient)."""
     tensors = _tensor_list(tensors, "cat")
@@ -329,6 +348,7 @@ def cat(tensors, dim=0):
 
 
 @public("stack", method=False)
+@numpy_names
 def stack(tensors, dim=0):
     """Stack tensors of one shape along a new ``dim`` (``StackBackward0``)."""
     tensors = _tensor_list(tensors, "stack")
@@ -338,6 +358,7 @@ def stack(tensors, dim=0):
 
 
 @public("unbind")
+@numpy_names
 def unbind(input, dim=0):
     """The slices along ``dim`` as a tuple of views (one ``UnbindBackward0`` node for all, as in PyTorch).
 
@@ -353,22 +374,37 @@ def unbind(input, dim=0):
 
 
 # -- the public shape surface ----------------------------------------------------------------------------------------
+def _sizes(args, keyword, name):
+    """``f(2, 3)``, ``f((2, 3))`` and ``f(size=(2, 3))`` alike (PyTorch accepts the keyword too)."""
+    if keyword is not None:
+        if args:
+            raise TypeError(f"{name}() got multiple values for argument")
+        return tuple(keyword)
+    return shape_arg(args)
+
+
 @public("view", function=False)
-def view(self, *shape):
+def view(self, *shape, size=None):
     """The same storage seen with another shape (``ViewBackward0``); one size may be -1.
 
-    Raises ``RuntimeError`` when sizes disagree ("is invalid for input of size") or when the memory layout
-    would need a copy ("view size is not compatible ... Use .reshape(...) instead.")."""
+    Raises ``RuntimeError`` when sizes disagree ("is invalid for input of size"; "cannot reshape tensor of 0
+    elements ... ambiguous" for -1 with no elements) or when the memory layout would need a copy ("view size is
+    not compatible ... Use .reshape(...) instead.")."""
+    if size is not None:
+        shape = (tuple(size),)
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("leafkit does not support view(dtype); use .to(dtype)")
     return apply(view_spec, (self, shape_arg(shape)))
 
 
 @public("reshape")
-def reshape(input, *shape):
+def reshape(input, *shape, **kwargs):
     """Like :meth:`view` when the layout allows (``ViewBackward0``); otherwise a contiguous copy first
-    (``CloneBackward0`` then ``UnsafeViewBackward0``), exactly as PyTorch does."""
-    shape = shape_arg(shape)
+    (``CloneBackward0`` then ``UnsafeViewBackward0``), exactly as PyTorch does.  The shape may also be given as
+    ``shape=``."""
+    shape = _sizes(shape, kwargs.pop("shape", None), "reshape")
+    if kwargs:
+        raise TypeError(f"reshape() got an unexpected keyword argument '{next(iter(kwargs))}'")
     d = input._data
     if d.flags.c_contiguous:
         return apply(view_spec, (input, shape))
@@ -383,6 +419,7 @@ public("expand_as", function=False)(lambda self, other: self.expand(other.shape)
 
 
 @public("flatten")
+@numpy_names
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a ``reshape``)."""
     nd = input._data.ndim
@@ -416,28 +453,37 @@ def transpose(input, dim0, dim1):
 
 
 @public("permute")
-def permute(input, *dims):
-    """Reorder all dimensions: a view (``PermuteBackward0``)."""
+def permute(input, *dims, **kwargs):
+    """Reorder all dimensions: a view (``PermuteBackward0``); ``permute(1, 0)``, ``permute((1, 0))`` or
+    ``permute(dims=(1, 0))``."""
+    dims = _sizes(dims, kwargs.pop("dims", None), "permute")
+    if kwargs:
+        raise TypeError(f"permute() got an unexpected keyword argument '{next(iter(kwargs))}'")
     nd = input._data.ndim
-    return apply(permute_spec, (input, tuple(_dim(d, nd) for d in shape_arg(dims))))
+    return apply(permute_spec, (input, tuple(_dim(d, nd) for d in dims)))
 
 
 @public("expand", function=False)
-def expand(self, *sizes):
+def expand(self, *sizes, size=None):
     """Broadcast size-1 dims to ``sizes`` without copying (``ExpandBackward0``); -1 keeps a size.
     The gradient is summed back to the original shape."""
-    return apply(expand_spec, (self, shape_arg(sizes)))
+    return apply(expand_spec, (self, _sizes(sizes, size, "expand")))
 
 
 @public("squeeze")
+@numpy_names
 def squeeze(input, dim=None):
-    """Drop dimensions of size 1 (all: ``SqueezeBackward0``; one dim: ``SqueezeBackward1``). A view."""
+    """Drop dimensions of size 1: all of them (``SqueezeBackward0``), one ``dim`` (``SqueezeBackward1``), or those
+    of a tuple or list of dims (``SqueezeBackward2``); a dim whose size is not 1 stays. A view."""
     if dim is None:
         return apply(squeeze_spec, (input,))
+    if isinstance(dim, (tuple, list)):
+        return apply(squeeze_dims_spec, (input, _dims(dim, input._data.ndim) if len(dim) else ()))
     return apply(squeeze_dim_spec, (input, _dim(dim, input._data.ndim)))
 
 
 @public("unsqueeze")
+@numpy_names
 def unsqueeze(input, dim):
     """Insert a dimension of size 1 at ``dim``: a view (``UnsqueezeBackward0``)."""
     n = input._data.ndim + 1

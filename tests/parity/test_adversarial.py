@@ -81,19 +81,10 @@ def _is_set(step):
 
 KNOWN = {
     # minimal case name -> predicate(step, a, b): skip the step while that case fails
-    "clamp_with_tensor_bounds": lambda step, a, b: step[1] == "clamp_t",
-    "where_both_scalar_branches_dtype": lambda step, a, b: step[1] == "where_both_scalar",
     "not_implemented_node_runs_first": lambda step, a, b: step[1] in ("floordiv", "floordiv_scalar") and (
         a.requires_grad or b.requires_grad),
     "inplace_on_inference_tensor_writes_before_raising": lambda step, a, b: step[0] in ("set", "inplace") and (
         a.is_inference() and step[4] != "inference"),
-    "index_put_requires_matching_dtypes": lambda step, a, b: _is_set(step) and step[5][0] in ADVANCED_KEYS and (
-        a.dtype != b.dtype),
-    "setitem_shape_errors_are_runtime_errors": lambda step, a, b: _is_set(step) and step[5][0] in ADVANCED_KEYS and (
-        step[5][0] == "mask" or step[5][1] == "full"),
-    "value_shape_is_checked_before_index_bounds": lambda step, a, b: _is_set(step) and (
-        step[5][0] in ADVANCED_KEYS and tuple(a.shape) != (2, 3)),
-    "writes_into_expanded_tensors": lambda step, a, b: step[0] in ("set", "inplace") and 0 in a.stride(),
     "once_differentiable_hangs_off_detached_outputs": lambda step, a, b: step[1] == "custom_once",
     "view_grad_fn_after_a_change_under_no_grad": lambda step, a, b: step[0] in ("set", "inplace") and (
         step[4] != "grad"),
