@@ -811,7 +811,7 @@ def minimum(input, other):
 def _masked_fill(self, mask, value):
     if mask.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.word(mask.dtype).lower()}")
+                           f"{_dtype.ctype(mask.dtype)}")
     xp = array_module(self)
     v = value if not hasattr(value, "dtype") else value.astype(self.dtype)
     return as_array(xp.where(mask, self.dtype.type(v) if not hasattr(v, "dtype") else v, self))
@@ -838,7 +838,7 @@ def _masked_select(self, mask):
 def _masked_scatter(self, mask, source):
     if mask.dtype.kind != "b":
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.word(mask.dtype).lower()}")
+                           f"{_dtype.word(mask.dtype)}")
     xp = array_module(self)
     out = self.copy()
     m = xp.broadcast_to(mask, self.shape)

@@ -75,6 +75,8 @@ def _expanded(self, key):
         else:
             expanded.append((self.shape[d], k))
     shapes = [k.shape for _, k in expanded]
+    if len(shapes) == 1:
+        return expanded, shapes[0]
     try:
         return expanded, np.broadcast_shapes(*shapes)
     except ValueError:
@@ -82,30 +84,37 @@ def _expanded(self, key):
                          f"{', '.join(_shape(s) for s in shapes)}") from None
 
 
-def _check_bounds(expanded) -> None:
-    """The bounds of the indices, as PyTorch's kernel reports them: "for dimension j" is the j-th index tensor."""
-    for j, (size, k) in enumerate(expanded):
-        if size is not None and k.size:
-            bad = (k < -size) | (k >= size)
-            if bad.any():
-                raise IndexError(f"index {int(k[bad].reshape(-1)[0])} is out of bounds for dimension {j} with size "
-                                 f"{size}")
+def _check_bounds(expanded, index_shape) -> None:
+    """The bounds of the indices, as PyTorch's kernel reports them: element by element, and for each the index
+    tensors in order ("for dimension j" is the j-th index tensor)."""
+    bad = [(j, size, k) for j, (size, k) in enumerate(expanded)
+           if size is not None and k.size and (k.max() >= size or k.min() < -size)]
+    if not bad:
+        return
+    xp = array_module(bad[0][2])
+    masks = [xp.broadcast_to((k < -size) | (k >= size), index_shape).reshape(-1) for _, size, k in bad]
+    first = min(int(xp.argmax(m)) for m in masks if m.any())
+    for (j, size, k), m in zip(bad, masks):
+        if m[first]:
+            raise IndexError(f"index {int(xp.broadcast_to(k, index_shape).reshape(-1)[first])} is out of bounds for "
+                             f"dimension {j} with size {size}")
 
 
 def _result_shape(shape, key, index_shape):
     """The shape of ``a[key]`` without reading it: the broadcast index shape where the first index stands when
     the indices are adjacent, in front otherwise (NumPy's rule and PyTorch's, for a key of slices and arrays)."""
-    dims, d, positions = [], 0, []
-    for k in key:
+    dims, d, first, items = [], 0, None, []
+    for i, k in enumerate(key):
         if isinstance(k, slice):
             dims.append(len(range(*k.indices(shape[d]))))
             d += 1
         else:
-            positions.append(len(dims))
+            if first is None:
+                first = len(dims)
+            items.append(i)
             d += k.ndim if k.dtype.kind == "b" else 1
     dims.extend(shape[d:])
-    first = positions[0]
-    if positions[-1] - first == len(positions) - 1:
+    if items[-1] - items[0] == len(items) - 1:  # adjacent in the key: the index dims stand where the first does
         return tuple(dims[:first]) + tuple(index_shape) + tuple(dims[first:])
     return tuple(index_shape) + tuple(dims)
 
@@ -118,7 +127,11 @@ def _expandable(shape, target) -> bool:
 
 
 def _index(self, key):
-    _check_bounds(_expanded(self, key)[0])
+    expanded, index_shape = _expanded(self, key)
+    shape = _result_shape(self.shape, key, index_shape)
+    if 0 in shape:  # nothing is read, so nothing is checked (PyTorch's kernel never runs)
+        return array_module(self).empty(shape, dtype=self.dtype)
+    _check_bounds(expanded, index_shape)
     return as_array(self[key])
 
 
@@ -145,7 +158,9 @@ def _index_put(self, values, key, accumulate=False):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_dtype.word(self.dtype)} for the destination and {_dtype.word(v.dtype)} for the "
                                "source.")
-    _check_bounds(expanded)
+    if 0 in target_shape:
+        return out
+    _check_bounds(expanded, index_shape)
     if accumulate:
         xp.add.at(out, key, v)
     else:
@@ -188,17 +203,10 @@ def _sequence_array(seq):
 
 def _item(k, device):
     """One item of a key as PyTorch's Python layer reads it."""
-    if k is None or k is Ellipsis or isinstance(k, slice):
-        if isinstance(k, slice):
-            if k.step is not None and num(k.step) == 0:
-                raise ValueError("slice step cannot be zero")
-            k = slice(*(int(v) if isinstance(v, (Tensor, np.integer)) else v for v in (k.start, k.stop, k.step)))
+    cls = k.__class__
+    if cls is int or k is None or k is Ellipsis:
         return k
-    if isinstance(k, (bool, np.bool_)):
-        return bool(k)
-    if isinstance(k, (int, np.integer)):
-        return int(k)
-    if isinstance(k, Tensor):
+    if cls is Tensor or isinstance(k, Tensor):
         d = k._data
         if d.ndim == 0 and d.dtype.kind in "iu":
             return int(k.item())  # a 0-d integer tensor is an int (a select)
@@ -209,6 +217,16 @@ def _item(k, device):
         if k._device.type == "cpu" and device.type != "cpu":
             return _device.to_device_array(d, k._device, device)
         return _device.to_host(d) if k._device.type == "cpu" else d
+    if cls is slice:
+        if k.step is not None and num(k.step) == 0:
+            raise ValueError("slice step cannot be zero")
+        if any(isinstance(v, (Tensor, np.integer)) for v in (k.start, k.stop, k.step)):
+            k = slice(*(int(v) if isinstance(v, (Tensor, np.integer)) else v for v in (k.start, k.stop, k.step)))
+        return k
+    if isinstance(k, (bool, np.bool_)):
+        return bool(k)
+    if isinstance(k, (int, np.integer)):
+        return int(k)
     if isinstance(k, (list, tuple, np.ndarray, str)):
         arr = _sequence_array(k)
         return arr if array_module(device) is np else _device.to_device_array(arr, _device.CPU, device)
@@ -242,16 +260,19 @@ def _apply_slicing(t, items, lone, for_setitem):
     nd = t._data.ndim
     specified = _specified(items)
     if lone and len(items) == 1 and isinstance(items[0], int) and not isinstance(items[0], bool) and nd == 0:
-        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
-                         "C++ to convert a 0-dim tensor to a number")
+        if items[0] == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                             "in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"index {items[0]} is out of bounds for dimension 0 with size 0")
+    if lone and len(items) == 1 and isinstance(items[0], slice) and nd == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if specified > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
-    out, dim, src_dim = t, 0, 0
+    out, dim = t, 0
     indices = {}
-    for k in items:
+    for i, k in enumerate(items):  # PyTorch's messages name an int's place in the key ("dimension i")
         if k is Ellipsis:
             dim += nd - specified
-            src_dim += nd - specified
         elif k is None:
             out = apply(unsqueeze_spec, (out, dim))
             dim += 1
@@ -260,11 +281,10 @@ def _apply_slicing(t, items, lone, for_setitem):
             indices[dim] = np.zeros(1 if k else 0, dtype=np.int64)
             dim += 1
         elif isinstance(k, int):
-            size = out._data.shape[dim]
+            size = out._data.shape[dim] if dim < out._data.ndim else 0  # past the end (two ellipses): size 0
             if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {src_dim} with size {size}")
+                raise IndexError(f"index {k} is out of bounds for dimension {i} with size {size}")
             out = select(out, dim, k)
-            src_dim += 1
         elif isinstance(k, slice):
             size = out._data.shape[dim]
             if k.step is not None and k.step < 0:
@@ -273,12 +293,9 @@ def _apply_slicing(t, items, lone, for_setitem):
             if (lone and not for_setitem) or not whole:
                 out = slice_dim(out, dim, k)
             dim += 1
-            src_dim += 1
         else:  # an index array: kept for the dimension(s) it stands at
             indices[dim] = k
-            step = k.ndim if k.dtype.kind == "b" else 1
-            dim += step
-            src_dim += step
+            dim += k.ndim if k.dtype.kind == "b" else 1
     if not indices:
         return out, None
     key, d = [], 0
@@ -384,8 +401,10 @@ def setitem(self, key, value):
     """
     value = _value(self, value)
     items, lone = _key_items(key, self._device)
-    if lone and len(items) == 1 and items[0] is False:
-        return  # nothing is selected: PyTorch does nothing
+    if lone and len(items) == 1 and isinstance(items[0], bool):
+        if items[0]:  # PyTorch's set_item: t[True] = v copies into t.unsqueeze(0)
+            copy_to(apply(unsqueeze_spec, (self, 0)), value)
+        return  # t[False] = v selects nothing: PyTorch does nothing
     sliced, arrays = _apply_slicing(self, items, lone, True)
     if arrays is None:
         copy_to(sliced, value)
