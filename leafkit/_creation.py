@@ -57,10 +57,18 @@ def _infer(data, dtype=None):
             data = _tensors_to_values(data)
     try:
         arr = np.asarray(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal lengths ({e})") from None
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    except (ValueError, TypeError):
+        arr = None
+    if arr is None or arr.dtype == object:
+        sizes = _check_nested(data, dtype)  # raises PyTorch's error for what NumPy could not read
+        if 0 not in sizes:
+            arr = np.asarray(data, dtype=dtype.np if dtype is not None else np.float64)
+        else:  # PyTorch reads no element of an empty tensor: [[], [1]] is a (2, 0) tensor
+            arr = np.zeros(sizes, dtype.np if dtype is not None else _dtype.get_default_dtype().np)
+    elif arr.dtype.kind in "US":
+        raise TypeError("new(): invalid data type 'str'")
+    elif arr.dtype.kind == "u" and isinstance(data, (list, tuple, int)) and (dtype is None or dtype.np.kind in "iub"):
+        raise ValueError("Overflow when unpacking long long")  # a Python int past int64 (NumPy made it uint64)
     if dtype is not None:
         return arr.astype(dtype.np), False
     if arr.dtype.kind == "f":
@@ -70,6 +78,55 @@ def _infer(data, dtype=None):
     elif arr.dtype.kind not in "b":
         raise TypeError(f"Could not infer dtype of {arr.dtype}")
     return arr, False
+
+
+def _sizes(data):
+    """PyTorch's ``compute_sizes``: the shape read down the first element of each level."""
+    sizes, seq = [], data
+    while isinstance(seq, (list, tuple)):
+        sizes.append(len(seq))
+        if not seq:
+            break
+        seq = seq[0]
+    return sizes
+
+
+def _check_nested(data, dtype):
+    """Walk nested sequences as PyTorch's ``recursive_store`` does and raise its error at the first bad item:
+    ValueError "expected sequence of length n at dim d (got m)", TypeError "not a sequence" (a number where a
+    sequence should be) or for a sequence where a number should be, RuntimeError "Could not infer dtype of ..."
+    (None, other objects), ValueError "Overflow when unpacking long long" (an int outside int64)."""
+    sizes = _sizes(data)
+    if 0 in sizes:
+        return sizes
+    if dtype is not None:
+        floating = dtype.np.kind in "fc"
+    else:  # the inferred dtype: a float anywhere makes it floating
+        floating = any(isinstance(x, (float, np.floating)) for x in _flatten_check(data))
+
+    def walk(x, d):
+        if d == len(sizes):
+            if isinstance(x, (list, tuple)):
+                raise TypeError(f"must be real number, not {type(x).__name__}" if floating else
+                                f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            if isinstance(x, str):
+                raise TypeError("new(): invalid data type 'str'")
+            if isinstance(x, bool) or isinstance(x, (float, np.generic)) or isinstance(x, Tensor):
+                return
+            if isinstance(x, int):
+                if not floating and not -2 ** 63 <= x < 2 ** 63:
+                    raise ValueError("Overflow when unpacking long long")
+                return
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+        if not isinstance(x, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[d]:
+            raise ValueError(f"expected sequence of length {sizes[d]} at dim {d} (got {len(x)})")
+        for item in x:
+            walk(item, d + 1)
+
+    walk(data, 0)
+    return sizes
 
 
 def _flatten_check(data):
@@ -154,7 +211,8 @@ def _factory_dtype(dtype):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of shape ``size`` (default dtype float32)."""
-    return _finish(np.zeros(_parse_size(size), _factory_dtype(dtype).np), None, device, requires_grad)
+    shape = _parse_size(size, negative="zeros: Dimension size must be non-negative.")
+    return _finish(np.zeros(shape, _factory_dtype(dtype).np), None, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):

@@ -121,7 +121,9 @@ class _TypedStorage(_Storage):
         return int(self._root.size)
 
 
-def _parse_size(size):
+def _parse_size(size, negative=None):
+    """A size given as ints or one sequence, checked as PyTorch's factories check it (``negative``: the factory's
+    own message for a negative size, ``zeros``' "Dimension size must be non-negative.")."""
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = tuple(size[0])
     for s in size:
@@ -129,6 +131,8 @@ def _parse_size(size):
             raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
                             f"{type(s).__name__} at pos 0")
         if s < 0:
+            if negative:
+                raise RuntimeError(negative)
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: [{', '.join(map(str, size))}]")
     return tuple(int(s) for s in size)
 
@@ -311,10 +315,13 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim=None):
-        """The shape, or the size of dimension ``dim``."""
+        """The shape (a :class:`Size`), or the size of dimension ``dim``.
+
+        Raises IndexError for a ``dim`` out of range ("Dimension specified as 0 but tensor has no dimensions" on a
+        0-d tensor, as in PyTorch)."""
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_dim(dim, self._data.ndim)]
+        return self._data.shape[_dim_of_shape(dim, self._data.ndim)]
 
     @property
     def ndim(self) -> int:
@@ -353,7 +360,7 @@ class Tensor:
 
     def stride(self, dim=None):
         st = tuple(s // self._data.dtype.itemsize for s in self._data.strides)
-        return st if dim is None else st[_dim(dim, self._data.ndim)]
+        return st if dim is None else st[_dim_of_shape(dim, self._data.ndim)]
 
     def data_ptr(self) -> int:
         """Address of the first element (shared by ``detach()`` and views)."""
@@ -767,6 +774,14 @@ class Tensor:
         if self._device.type == "cpu":
             return host_array
         return _device.to_device_array(host_array, _CPU, self._device)
+
+
+def _dim_of_shape(d, ndim):
+    """``dim`` for ``size(dim)``/``stride(dim)``: a 0-d tensor has no dimension to ask about (PyTorch's
+    ``maybe_wrap_dim`` with ``wrap_scalar=false``)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    return _dim(d, ndim)
 
 
 def _dim(d, ndim):

@@ -296,10 +296,14 @@ def run(lib, leaves, steps, final, digits=None, unary=None, binary=None, skip=No
                 obs.append(ob.error(e))
         create_graph, weights = final
         terms = []
-        for k, p in enumerate(pool[leaf_count:]):
-            if p.requires_grad:
-                terms.append((p * weights[k % len(weights)]).sum())
         result = {"steps": obs, "hooks": hook_log}
+        try:  # reading requires_grad of a view regenerates its grad_fn, which may raise (PyTorch's CreationMeta)
+            for k, p in enumerate(pool[leaf_count:]):
+                if p.requires_grad:
+                    terms.append((p * weights[k % len(weights)]).sum())
+        except Exception as e:  # noqa: BLE001
+            result["terms"] = ob.error(e)
+            return result
         if not terms:
             return result
         try:

@@ -32,7 +32,7 @@ class Recorder:
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, (int, float)):
-            return float(v) if not isinstance(v, bool) else v
+            return _nan_token(float(v)) if not isinstance(v, bool) else v
         if isinstance(v, (tuple, list)):
             return tuple(self.norm(x) for x in v)
         if hasattr(v, "next_functions") or type(v).__name__ == "AccumulateGrad":
@@ -68,8 +68,13 @@ def _round(x):
     if isinstance(x, list):
         return [_round(v) for v in x]
     if isinstance(x, float):
-        return x if math.isnan(x) or math.isinf(x) else round(x, 4)
+        return _nan_token(x) if math.isnan(x) or math.isinf(x) else round(x, 4)
     return x
+
+
+def _nan_token(x):
+    """NaN as a string, so that two NaN observations compare equal (``nan == nan`` is False)."""
+    return "nan" if math.isnan(x) else x
 
 
 # -- seed 000: "PyTorch——叶子张量" -------------------------------------------------------------

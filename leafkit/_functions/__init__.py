@@ -13,8 +13,6 @@ Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
 """
 from __future__ import annotations
 
-import warnings
-
 from .. import _dtype
 from ..autograd import graph as _graph
 from .._device import array_module
@@ -27,10 +25,6 @@ from . import nn_ops  # noqa: F401,E402  (the nn layers' ops: native_batch_norm)
 from . import activation  # noqa: F401,E402  (gelu, silu, elu, leaky_relu, softplus, hardtanh, log_sigmoid, logit)
 from . import distance  # noqa: F401,E402  (cosine_similarity)
 from . import promotion  # noqa: F401,E402  (result_type, promote_types, can_cast)
-
-# numpy warns about inf/nan arithmetic; PyTorch never does.  The ops that commonly meet it use np.errstate;
-# this filter silences the rest, for warnings raised from leafkit's own op modules only.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"leafkit\._functions")
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------

@@ -22,6 +22,7 @@ import numpy as np
 from .._device import array_module
 from .._dtype import from_numpy_dtype
 from .._tensor import Tensor
+from ._base import quiet
 
 __all__ = ["array_ns", "tensor_ns", "add_op"]
 
@@ -125,6 +126,12 @@ tensor_ns = TensorNamespace()
 
 
 def add_op(spec, apply) -> None:
-    """Make a registered op callable as ``F.<name>`` in both namespaces (``apply`` records it on tensors)."""
+    """Make a registered op callable as ``F.<name>`` in both namespaces (``apply`` records it on tensors).
+
+    The op's forward is made quiet first (:func:`._base.quiet`): NumPy's floating-point warnings never reach
+    the user, as PyTorch prints none.  A view's forward does no arithmetic and stays as it is.
+    """
+    if not spec.view:
+        spec.forward = quiet(spec.forward)
     setattr(array_ns, spec.name, spec.forward)
     setattr(tensor_ns, spec.name, lambda *args, _spec=spec: apply(_spec, args))

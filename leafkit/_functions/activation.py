@@ -35,7 +35,6 @@ from ._base import array_module, as_array, check_tensor, num, to_float
 from ._registry import apply, defop, public
 from .inplace import inplace
 
-_ERR = {"all": "ignore"}
 _SQRT1_2 = math.sqrt(0.5)
 _GELU_PDF = 1.0 / math.sqrt(2.0 * math.pi)      # M_2_SQRTPI * M_SQRT1_2 * 0.5
 _GELU_TANH_BETA = math.sqrt(2.0 / math.pi)      # M_SQRT2 * M_2_SQRTPI * 0.5
@@ -96,11 +95,10 @@ def _gelu(self, approximate="none"):
     _floating("GeluKernelImpl", self)
     _check_approximate(approximate)
     t = self.dtype.type
-    with np.errstate(**_ERR):
-        if approximate == "tanh":
-            inner = t(_GELU_TANH_BETA) * (self + t(_GELU_TANH_KAPPA) * (self * self * self))
-            return as_array(t(0.5) * self * (1 + array_module(self).tanh(inner)))
-        return as_array(self * t(0.5) * (1 + erf(self * t(_SQRT1_2))))
+    if approximate == "tanh":
+        inner = t(_GELU_TANH_BETA) * (self + t(_GELU_TANH_KAPPA) * (self * self * self))
+        return as_array(t(0.5) * self * (1 + array_module(self).tanh(inner)))
+    return as_array(self * t(0.5) * (1 + erf(self * t(_SQRT1_2))))
 
 
 @_opmath
@@ -109,18 +107,17 @@ def _gelu_backward(grad_output, self, approximate="none"):
     _check_approximate(approximate)
     t = self.dtype.type
     xp = array_module(self)
-    with np.errstate(**_ERR):
-        if approximate == "tanh":
-            x_sq = self * self
-            inner = t(_GELU_TANH_BETA) * (self + t(_GELU_TANH_KAPPA) * x_sq * self)
-            tanh_inner = xp.tanh(inner)
-            left_derivative = t(0.5) * (1 + tanh_inner)
-            right_derivative = (t(0.5) * self * (1 - tanh_inner * tanh_inner) * t(_GELU_TANH_BETA)
-                                * (1 + t(3 * _GELU_TANH_KAPPA) * x_sq))
-            return as_array(grad_output * (left_derivative + right_derivative))
-        cdf = t(0.5) * (1 + erf(self * t(_SQRT1_2)))
-        pdf = t(_GELU_PDF) * xp.exp(self * self * t(-0.5))
-        return as_array(grad_output * (cdf + self * pdf))
+    if approximate == "tanh":
+        x_sq = self * self
+        inner = t(_GELU_TANH_BETA) * (self + t(_GELU_TANH_KAPPA) * x_sq * self)
+        tanh_inner = xp.tanh(inner)
+        left_derivative = t(0.5) * (1 + tanh_inner)
+        right_derivative = (t(0.5) * self * (1 - tanh_inner * tanh_inner) * t(_GELU_TANH_BETA)
+                            * (1 + t(3 * _GELU_TANH_KAPPA) * x_sq))
+        return as_array(grad_output * (left_derivative + right_derivative))
+    cdf = t(0.5) * (1 + erf(self * t(_SQRT1_2)))
+    pdf = t(_GELU_PDF) * xp.exp(self * self * t(-0.5))
+    return as_array(grad_output * (cdf + self * pdf))
 
 
 def _gelu_double_backward(F, grad, grad_output, self, approximate):
@@ -156,8 +153,7 @@ defop("gelu_backward", _gelu_backward, inputs=("grad_output", "self"),
 @_opmath
 def _silu(self):
     _floating("silu_cpu", self)
-    with np.errstate(**_ERR):
-        return as_array(self / (1 + array_module(self).exp(-self)))
+    return as_array(self / (1 + array_module(self).exp(-self)))
 
 
 def _silu_backward(F, grad, self):
@@ -176,9 +172,8 @@ def _elu(self, alpha=1.0, scale=1, input_scale=1):
     _floating("elu_cpu", self)
     t = self.dtype.type
     xp = array_module(self)
-    with np.errstate(**_ERR):
-        neg = xp.expm1(self * t(input_scale)) * t(alpha * scale)
-        return as_array(xp.where(self <= 0, neg, self * t(scale)))
+    neg = xp.expm1(self * t(input_scale)) * t(alpha * scale)
+    return as_array(xp.where(self <= 0, neg, self * t(scale)))
 
 
 @_opmath
@@ -188,12 +183,11 @@ def _elu_backward(grad_output, self_or_result, alpha, scale, input_scale, is_res
     x = self_or_result
     xp = array_module(x)
     negcoef, poscoef, negiptcoef = t(alpha * scale), t(scale), t(input_scale)
-    with np.errstate(**_ERR):
-        if is_result:
-            neg = grad_output * negiptcoef * (x + negcoef)
-        else:
-            neg = grad_output * negiptcoef * negcoef * xp.exp(x * negiptcoef)
-        return as_array(xp.where(x <= 0, neg, grad_output * poscoef))
+    if is_result:
+        neg = grad_output * negiptcoef * (x + negcoef)
+    else:
+        neg = grad_output * negiptcoef * negcoef * xp.exp(x * negiptcoef)
+    return as_array(xp.where(x <= 0, neg, grad_output * poscoef))
 
 
 def _elu_double_backward(F, grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
@@ -259,9 +253,8 @@ def _softplus(self, beta=1, threshold=20):
     _floating("softplus_cpu", self)
     t = self.dtype.type
     xp = array_module(self)
-    with np.errstate(**_ERR):
-        xb = self * t(beta)
-        return as_array(xp.where(xb > t(threshold), self, xp.log1p(xp.exp(xb)) / t(beta)))
+    xb = self * t(beta)
+    return as_array(xp.where(xb > t(threshold), self, xp.log1p(xp.exp(xb)) / t(beta)))
 
 
 @_opmath
@@ -269,10 +262,9 @@ def _softplus_backward(grad_output, self, beta, threshold):
     _floating("softplus_backward_cpu", self)
     t = self.dtype.type
     xp = array_module(self)
-    with np.errstate(**_ERR):
-        xb = self * t(beta)
-        z = xp.exp(xb)
-        return as_array(xp.where(xb > t(threshold), grad_output, grad_output * z / (z + 1)))
+    xb = self * t(beta)
+    z = xp.exp(xb)
+    return as_array(xp.where(xb > t(threshold), grad_output, grad_output * z / (z + 1)))
 
 
 def _softplus_double_backward(F, grad, grad_output, self, beta, threshold):
@@ -328,9 +320,8 @@ def _log_sigmoid_forward(self):
     PyTorch's CPU kernel."""
     _floating("log_sigmoid_cpu", self)
     xp = array_module(self)
-    with np.errstate(**_ERR):
-        buffer = xp.exp(-xp.abs(self))
-        return as_array(xp.minimum(self, 0) - xp.log1p(buffer)), as_array(buffer)
+    buffer = xp.exp(-xp.abs(self))
+    return as_array(xp.minimum(self, 0) - xp.log1p(buffer)), as_array(buffer)
 
 
 @_opmath
@@ -341,8 +332,7 @@ def _log_sigmoid_backward(grad_output, self, buffer):
     neg = self < 0
     max_deriv = xp.where(neg, t(1), t(0))
     sign = xp.where(neg, t(1), t(-1))
-    with np.errstate(**_ERR):
-        return as_array((max_deriv - sign * (buffer / (1 + buffer))) * grad_output)
+    return as_array((max_deriv - sign * (buffer / (1 + buffer))) * grad_output)
 
 
 def _log_sigmoid_double_backward(F, grad, grad_output, self):
@@ -370,11 +360,10 @@ def log_sigmoid(F, x):
 def _logit(self, eps=None):
     x = to_float(self)
     xp = array_module(x)
-    with np.errstate(**_ERR):
-        if eps is not None:
-            t = x.dtype.type
-            x = xp.where(xp.isnan(x), x, xp.minimum(xp.maximum(x, t(eps)), t(1 - eps)))
-        return as_array(xp.log(x / (1 - x)))
+    if eps is not None:
+        t = x.dtype.type
+        x = xp.where(xp.isnan(x), x, xp.minimum(xp.maximum(x, t(eps)), t(1 - eps)))
+    return as_array(xp.log(x / (1 - x)))
 
 
 def _logit_backward(F, grad, self, eps):

@@ -18,13 +18,12 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._device import CPU as _CPU
 from .._tensor import Tensor
 from ._base import (array_module, as_array, as_operand, broadcast_shapes, check_tensor, is_number, num, operand, prep,
-                    promote, result_type, to_float)
+                    promote, result_type, result_type_many, to_float, type_name)
 from ._registry import apply, defop, public
 from .inplace import inplace
-
-_ERR = {"all": "ignore"}
 
 
 # -- building blocks for the public surface -------------------------------------------------------------------
@@ -55,14 +54,12 @@ def unary(name, forward, *, node=None, method=True, function=True, in_place=True
 
 
 def _float_unary(np_fn, errors=False):
-    """Forward of a float-valued function of one tensor (integers give the default float dtype)."""
-    if errors:
-        def forward(self):
-            with np.errstate(**_ERR):
-                return np_fn(self if self.dtype.kind == "f" else to_float(self))
-    else:
-        def forward(self):
-            return np_fn(self if self.dtype.kind == "f" else to_float(self))
+    """Forward of a float-valued function of one tensor (integers give the default float dtype).
+
+    Every forward runs without NumPy's floating-point warnings (``_base.quiet``); ``errors`` is accepted for
+    entries written when each op silenced them itself, and changes nothing."""
+    def forward(self):
+        return np_fn(self if self.dtype.kind == "f" else to_float(self))
     return forward
 
 
@@ -116,8 +113,9 @@ unary("tanh", _float_unary(np.tanh), self=lambda F, grad, result: F.tanh_backwar
 
 def _sigmoid(self):
     a = to_float(self)
-    with np.errstate(**_ERR):
-        return as_array(1 / (1 + np.exp(-a)))
+    if a.dtype == np.float16:  # PyTorch computes half in float and rounds once
+        return as_array((1 / (1 + np.exp(-a.astype(np.float32)))).astype(np.float16))
+    return as_array(1 / (1 + np.exp(-a)))
 
 
 unary("sigmoid", _sigmoid, self=lambda F, grad, result: F.sigmoid_backward(grad, result),
@@ -125,8 +123,7 @@ unary("sigmoid", _sigmoid, self=lambda F, grad, result: F.sigmoid_backward(grad,
 
 
 def _reciprocal(self):
-    with np.errstate(**_ERR):
-        return as_array(1 / to_float(self))
+    return as_array(1 / to_float(self))
 
 
 unary("reciprocal", _reciprocal, self=lambda F, grad, result: -grad * (result * result),
@@ -135,7 +132,7 @@ unary("reciprocal", _reciprocal, self=lambda F, grad, result: -grad * (result * 
 
 def _abs(self):
     if self.dtype.kind == "b":
-        raise RuntimeError("\"abs_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return as_array(np.abs(self))
 
 
@@ -156,19 +153,65 @@ unary("sign", _sign, self=lambda F, grad: F.zeros_like(grad),
 def _rounding(np_fn, name):
     def forward(self):
         if self.dtype.kind == "b":
-            raise RuntimeError(f"\"{name}\" \"_vml_cpu\" not implemented for 'Bool'")
+            raise NotImplementedError(f"\"{name}_vml_cpu\" not implemented for 'Bool'")
         return as_array(np_fn(self)) if self.dtype.kind == "f" else as_array(self.copy())
     return forward
 
 
+_ROUNDING = {}
 for _name, _fn in (("round", np.round), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
-    unary(_name, _rounding(_fn, _name), self=lambda F, grad: F.zeros_like(grad),
-          doc=f"Elementwise ``{_name}`` (``{_name.capitalize()}Backward0``); its gradient is zero everywhere, as "
-              "in PyTorch (the function is flat between its jumps).")
+    _ROUNDING[_name] = unary(
+        _name, _rounding(_fn, _name), self=lambda F, grad: F.zeros_like(grad), method=_name != "round",
+        function=_name != "round", in_place=_name != "round",  # round has a public form of its own (decimals)
+        doc=f"Elementwise ``{_name}`` (``{_name.capitalize()}Backward0``); its gradient is zero everywhere, as in "
+            "PyTorch (the function is flat between its jumps). Integer input is copied; bool input raises "
+            "NotImplementedError.")
+
+
+def _round_decimals(self, decimals):
+    """PyTorch's kernel: ``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for d < 0), in the
+    input's dtype (float32 for float16)."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"{'round_vml_cpu' if decimals == 0 else 'round_cpu'}\" not implemented for "
+                                  f"'{_dtype.word(self.dtype)}'")
+    xp = array_module(self)
+    op = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
+    ten = op.type(10.0 ** abs(decimals))
+    a = self.astype(op, copy=False)
+    out = xp.rint(a / ten) * ten if decimals < 0 else xp.rint(a * ten) / ten
+    return as_array(out.astype(self.dtype, copy=False))
+
+
+round_spec = _ROUNDING["round"]
+round_decimals_spec = defop("round_decimals", _round_decimals, node="RoundBackward1",
+                            self=lambda F, grad: F.zeros_like(grad))
+
+
+@public("round")
+def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
+    """Round to the nearest integer, halves to even (``RoundBackward0``), or to ``decimals`` decimal places
+    (``RoundBackward1``; negative ``decimals`` round to tens, hundreds ...), as PyTorch computes it:
+    ``nearbyint(x * 10**decimals) / 10**decimals``.  Same shape, dtype and device as ``input``; the gradient is
+    zero everywhere.  Integer input is copied without ``decimals``; with ``decimals`` integer and bool input
+    raise NotImplementedError, as bool input always does."""
+    check_tensor("round", "input", input)
+    if decimals is None:
+        return apply(round_spec, (input,))
+    return apply(round_decimals_spec, (input, int(decimals)))
+
+
+@public("round_", function=False)
+def round_(self, *, decimals=None):
+    """In-place :meth:`round` (``RoundBackward0``, or ``RoundBackward1`` with ``decimals``)."""
+    if decimals is None:
+        return inplace(self, round_spec, (self,))
+    return inplace(self, round_decimals_spec, (self, int(decimals)))
 
 
 def _relu(self):
-    return as_array(np.maximum(self, 0))
+    if self.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return as_array(np.maximum(self.dtype.type(0), self))  # NumPy returns its second operand on a tie (-0.0 stays)
 
 
 unary("relu", _relu, self=lambda F, grad, result: F.threshold_backward(grad, result, 0),
@@ -336,8 +379,7 @@ def _fmod(self, other):
     a, b = prep(self, other)
     if a.dtype.kind in "iu" and bool((b == 0).any() if hasattr(b, "shape") else b == 0):
         raise RuntimeError("ZeroDivisionError")
-    with np.errstate(**_ERR):
-        return as_array(np.fmod(a, b))
+    return as_array(np.fmod(a, b))
 
 
 fmod_spec = defop("fmod", _fmod, node="FmodBackward0", self=lambda F, grad: grad)
@@ -373,8 +415,7 @@ def _float_binary(np_fn, name, ints=True):
             if not ints:
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.word(a.dtype)}'")
             a, b = to_float(a), to_float(b)
-        with np.errstate(**_ERR):
-            return as_array(np_fn(a, b))
+        return as_array(np_fn(a, b))
     return forward
 
 
@@ -447,15 +488,13 @@ def _lerp_check(self, end, weight=None):
 def _lerp_values(xp, self, end, w):
     """PyTorch's lerp kernel: ``self + w * (end - self)`` for |w| < 0.5, else ``end - (end - self) * (1 - w)``."""
     diff = end - self
-    with np.errstate(**_ERR):
-        return xp.where(xp.abs(w) < 0.5, self + w * diff, end - diff * (1 - w))
+    return xp.where(xp.abs(w) < 0.5, self + w * diff, end - diff * (1 - w))
 
 
 def _lerp(self, end, weight):
     _lerp_check(self, end)
     w = self.dtype.type(weight)
-    with np.errstate(**_ERR):
-        out = self + w * (end - self) if abs(w) < 0.5 else end - (end - self) * (1 - w)
+    out = self + w * (end - self) if abs(w) < 0.5 else end - (end - self) * (1 - w)
     return as_array(out.astype(self.dtype, copy=False))
 
 
@@ -509,8 +548,7 @@ def _promote3(a, b, c):
 def _addcmul(self, tensor1, tensor2, value=1):
     a, t1, t2 = _promote3(self, tensor1, tensor2)
     broadcast_shapes(a.shape, t1.shape, t2.shape)
-    with np.errstate(**_ERR):
-        return as_array((a + a.dtype.type(value) * t1 * t2).astype(a.dtype, copy=False))
+    return as_array((a + a.dtype.type(value) * t1 * t2).astype(a.dtype, copy=False))
 
 
 ADDCDIV_INT_MESSAGE = (
@@ -526,8 +564,7 @@ def _addcdiv(self, tensor1, tensor2, value=1):
         raise RuntimeError(ADDCDIV_INT_MESSAGE)
     a, t1, t2 = _promote3(self, tensor1, tensor2)
     broadcast_shapes(a.shape, t1.shape, t2.shape)
-    with np.errstate(**_ERR):
-        return as_array((a + a.dtype.type(value) * t1 / t2).astype(a.dtype, copy=False))
+    return as_array((a + a.dtype.type(value) * t1 / t2).astype(a.dtype, copy=False))
 
 
 addcmul_spec = defop("addcmul", _addcmul, inputs=("self", "tensor1", "tensor2"),
@@ -570,74 +607,6 @@ _addc("addcdiv", addcdiv_spec, "tensor1 / tensor2",
       "d/dinput is 1, d/dtensor1 ``value / tensor2``, d/dtensor2 ``-value * tensor1 / tensor2**2``. Integer "
       "``tensor1`` and ``tensor2`` raise RuntimeError (\"Integer division with addcdiv is no longer supported\"), "
       "as in PyTorch.")
-
-
-def _clamp_bound(self, bound, np_fn):
-    a, b = prep(self, bound)
-    with np.errstate(**_ERR):
-        return as_array(np_fn(a, b))  # NaN in either operand gives NaN, as in PyTorch
-
-
-def _clamp_min(self, min):  # noqa: A002 - PyTorch's argument name, read by the formulas
-    return _clamp_bound(self, min, np.maximum)
-
-
-def _clamp_max(self, max):  # noqa: A002
-    return _clamp_bound(self, max, np.minimum)
-
-
-clamp_min_spec = defop("clamp_min", _clamp_min, self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0))
-clamp_max_spec = defop("clamp_max", _clamp_max, self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0))
-clamp_min_tensor_spec = defop("clamp_min_tensor", _clamp_min, inputs=("self", "min"),
-                              node="ClampMinBackward1",
-                              self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
-                              min=lambda F, grad, self, min: F.where(self < min, grad, 0.0))
-clamp_max_tensor_spec = defop("clamp_max_tensor", _clamp_max, inputs=("self", "max"),
-                              node="ClampMaxBackward1",
-                              self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0),
-                              max=lambda F, grad, self, max: F.where(self > max, grad, 0.0))
-
-
-def _bound_doc(name, spec, tensor_spec, word, keep):
-    verb = "raised" if word == "min" else "lowered"
-    return (f"``clamp(input, {word}={word})``: values {keep} ``{word}`` are {verb} to it "
-            f"(``{spec.node_cls.__name__}``; ``{tensor_spec.node_cls.__name__}`` for a tensor bound, which broadcasts "
-            "and gets the gradient where it wins).\n\n    The gradient passes to ``input`` where it is kept (ties "
-            "included). Result dtype by promotion (a float bound makes an integer tensor the default float dtype); "
-            "NaN in the input or the bound gives NaN, as in PyTorch. A bound that is neither a number nor a tensor "
-            "raises TypeError.")
-
-
-@public("clamp_min")
-def clamp_min(input, min):  # noqa: A002 - PyTorch's argument name
-    check_tensor("clamp_min", "input", input)
-    b = operand(min, "clamp_min", "min")
-    return apply(clamp_min_tensor_spec if isinstance(b, Tensor) else clamp_min_spec, (input, b))
-
-
-@public("clamp_max")
-def clamp_max(input, max):  # noqa: A002 - PyTorch's argument name
-    check_tensor("clamp_max", "input", input)
-    b = operand(max, "clamp_max", "max")
-    return apply(clamp_max_tensor_spec if isinstance(b, Tensor) else clamp_max_spec, (input, b))
-
-
-@public("clamp_min_", function=False)
-def clamp_min_(self, min):  # noqa: A002
-    """In-place :meth:`clamp_min`."""
-    b = operand(min, "clamp_min_", "min")
-    return inplace(self, clamp_min_tensor_spec if isinstance(b, Tensor) else clamp_min_spec, (self, b))
-
-
-@public("clamp_max_", function=False)
-def clamp_max_(self, max):  # noqa: A002
-    """In-place :meth:`clamp_max`."""
-    b = operand(max, "clamp_max_", "max")
-    return inplace(self, clamp_max_tensor_spec if isinstance(b, Tensor) else clamp_max_spec, (self, b))
-
-
-clamp_min.__doc__ = _bound_doc("clamp_min", clamp_min_spec, clamp_min_tensor_spec, "min", "below")
-clamp_max.__doc__ = _bound_doc("clamp_max", clamp_max_spec, clamp_max_tensor_spec, "max", "above")
 
 
 def _rsub_tensor(self, other, alpha=1):
@@ -719,22 +688,43 @@ defop("sigmoid_backward", _sigmoid_backward,
 
 
 # -- clamp -------------------------------------------------------------------------------------------------------
-def _clamp(self, min=None, max=None):
+# Number bounds: clamp (ClampBackward1), clamp_min (ClampMinBackward0), clamp_max (ClampMaxBackward0).  Tensor
+# bounds: clamp (ClampBackward0: edges to self, min and max), clamp_min / clamp_max (ClampMinBackward1 ...); the
+# bounds get a gradient where they are the result, as PyTorch's clamp_backward_min_max gives it.
+_NO_BOUNDS = "torch.clamp: At least one of 'min' or 'max' must not be None"
+
+
+def _clamp_kernel(self, min, max, kernel):
+    """``minimum(maximum(self, min), max)`` in the promoted dtype of the three (NaN anywhere gives NaN)."""
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if self.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
-        self = to_float(self)  # PyTorch: float bounds on an integer tensor give the default float dtype
-    with np.errstate(**_ERR):
-        out = self
-        if min is not None:
-            out = np.maximum(out, self.dtype.type(min))
-        if max is not None:
-            out = np.minimum(out, self.dtype.type(max))
-        if out is self:
-            out = self.copy()
-        xp = array_module(self)
-        out = xp.where(xp.isnan(self), self, out) if self.dtype.kind == "f" else out  # nan stays nan
+        raise RuntimeError(_NO_BOUNDS)
+    broadcast_shapes(self.shape, *(b.shape for b in (min, max) if hasattr(b, "shape")))  # PyTorch's size message
+    d = result_type_many(self, min, max)
+    if d.kind == "b" and kernel != "clamp_min" and kernel != "clamp_max":  # one tensor bound: bool is fine
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
+    xp = array_module(self)
+    a = self.astype(d, copy=False)
+    out = a
+    if min is not None:
+        out = xp.maximum(min.astype(d, copy=False) if hasattr(min, "dtype") else d.type(min), out)  # ties: self
+    if max is not None:
+        out = xp.minimum(max.astype(d, copy=False) if hasattr(max, "dtype") else d.type(max), out)
+    if out is self:
+        out = self.copy()
     return as_array(out)
+
+
+def _kernel_name(min, max, scalar):
+    name = "clamp" if min is not None and max is not None else ("clamp_min" if min is not None else "clamp_max")
+    return name + "_scalar" if scalar else name
+
+
+def _clamp(self, min=None, max=None):
+    return _clamp_kernel(self, min, max, _kernel_name(min, max, True))
+
+
+def _clamp_tensor(self, min, max):
+    return _clamp_kernel(self, min, max, _kernel_name(min, max, False))
 
 
 def _clamp_mask(self, min, max):
@@ -743,23 +733,139 @@ def _clamp_mask(self, min, max):
     return (self >= min) if min is not None else (self <= max)
 
 
+def _clamp_min_max_backward(F, grad, self, min, max, grad_input_mask):
+    """PyTorch's clamp_backward_min_max: a bound gets the gradient where it is the result (``min`` only while
+    ``min < max``; ``max`` also where ``max < min``)."""
+    g_min = g_max = None
+    if min is not None and max is not None:
+        if grad_input_mask[0]:
+            g_min = F.where((self < min) & (min < max), grad, 0.0)
+        if grad_input_mask[1]:
+            g_max = F.where((self > max) | (max < min), grad, 0.0)
+    elif min is not None and grad_input_mask[0]:
+        g_min = F.where(self < min, grad, 0.0)
+    elif max is not None and grad_input_mask[1]:
+        g_max = F.where(self > max, grad, 0.0)
+    return g_min, g_max
+
+
 clamp_spec = defop("clamp", _clamp, node="ClampBackward1",
                    self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0))
+clamp_tensor_spec = defop("clamp_tensor", _clamp_tensor, inputs=("self", "min", "max"), node="ClampBackward0",
+                          self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0),
+                          **{"min, max": _clamp_min_max_backward})
+clamp_min_spec = defop("clamp_min", lambda self, min: _clamp(self, min, None),
+                       self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0))
+clamp_max_spec = defop("clamp_max", lambda self, max: _clamp(self, None, max),
+                       self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0))
+clamp_min_tensor_spec = defop("clamp_min_tensor", lambda self, min: _clamp_tensor(self, min, None),
+                              inputs=("self", "min"), node="ClampMinBackward1",
+                              self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
+                              min=lambda F, grad, self, min: F.where(self < min, grad, 0.0))
+clamp_max_tensor_spec = defop("clamp_max_tensor", lambda self, max: _clamp_tensor(self, None, max),
+                              inputs=("self", "max"), node="ClampMaxBackward1",
+                              self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0),
+                              max=lambda F, grad, self, max: F.where(self > max, grad, 0.0))
+
+
+def _clamp_args(min, max):
+    """``(spec, bounds)`` for clamp, read as PyTorch's argument parser reads them: tensor bounds, or numbers; beside
+    a number, a 0-d tensor that does not require grad counts as a number, and any other tensor is refused."""
+    t_min, t_max = isinstance(min, Tensor), isinstance(max, Tensor)
+    if (t_min or min is None) and (t_max or max is None) and (t_min or t_max):
+        return clamp_tensor_spec, [min, max]
+    bounds = []
+    for b, name in ((min, "min"), (max, "max")):
+        if isinstance(b, Tensor):
+            if b._data.ndim or b._requires_grad:
+                got = ", ".join(["Tensor"] + [type(v).__name__ if not isinstance(v, Tensor) else "Tensor"
+                                              for v in (min, max)])
+                raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but expected "
+                                "one of: (Tensor input, Tensor min = None, Tensor max = None) or (Tensor input, "
+                                "Number min = None, Number max = None)")
+            b = b.item()
+        bounds.append(None if b is None else operand(b, "clamp", name))
+    return clamp_spec, bounds
 
 
 @public("clamp", "clip")
 def clamp(input, min=None, max=None):
-    """Limit values to [min, max] (``ClampBackward1``); the gradient passes where min <= x <= max.
+    """Limit values to [min, max], elementwise; either bound may be None.
 
-    Raises ``RuntimeError`` when both bounds are None."""
+    Number bounds give ``ClampBackward1``; tensor bounds (broadcast against
+    ``input``) give ``ClampBackward0``, whose ``next_functions`` are
+    ``input``'s, ``min``'s and ``max``'s (``None`` for a missing bound).  The
+    gradient passes to ``input`` where ``min <= x <= max``, and to a bound
+    where it is the result (PyTorch's ``clamp_backward_min_max``; where
+    ``min > max`` the result is ``max`` and only ``max`` gets it).  The result
+    has the promoted dtype of the input and the bounds (a float bound on an
+    integer tensor gives the default float dtype); NaN in the input or a
+    bound gives NaN.
+
+    Raises
+    ------
+    RuntimeError
+        When both bounds are None; when shapes do not broadcast.
+    NotImplementedError
+        For a bool result with number bounds (PyTorch's "clamp_scalar_cpu" not implemented for 'Bool').
+    """
     check_tensor("clamp", "input", input)
-    return apply(clamp_spec, (input, num(min), num(max)))
+    spec, (lo, hi) = _clamp_args(min, max)
+    return apply(spec, (input, lo, hi))
 
 
 @public("clamp_", "clip_", function=False)
 def clamp_(self, min=None, max=None):
-    """In-place :meth:`clamp` (node ``ClampBackward1``)."""
-    return inplace(self, clamp_spec, (self, num(min), num(max)))
+    """In-place :meth:`clamp` (``ClampBackward1``, or ``ClampBackward0`` with tensor bounds)."""
+    spec, (lo, hi) = _clamp_args(min, max)
+    return inplace(self, spec, (self, lo, hi))
+
+
+def _one_sided(name, scalar_spec, tensor_spec, self, bound, op=apply):
+    """``clamp_min``/``clamp_max`` (and their in-place forms with ``op=inplace``): a tensor bound or a number."""
+    if isinstance(bound, Tensor):
+        return op(tensor_spec, (self, bound)) if op is apply else op(self, tensor_spec, (self, bound))
+    b = operand(bound, name if op is apply else name + "_", name[6:])
+    return op(scalar_spec, (self, b)) if op is apply else op(self, scalar_spec, (self, b))
+
+
+def _one_sided_doc(name, scalar_spec, tensor_spec):
+    side = "below" if name == "clamp_min" else "above"
+    return (f"``clamp({name[6:]}=bound)``: values limited from {side} by a number "
+            f"(``{scalar_spec.node_cls.__name__}``) or a tensor broadcast against ``input`` "
+            f"(``{tensor_spec.node_cls.__name__}``, which also passes the gradient to the bound where it is the "
+            "result).\n\n    The gradient passes to ``input`` where it is kept (ties included). Same shape as the "
+            "broadcast of ``input`` and the bound, the promoted dtype (a float bound on an integer tensor gives the "
+            "default float dtype); NaN in either gives NaN, as in PyTorch. Raises TypeError for a bound that is "
+            "neither a number nor a tensor, NotImplementedError for a bool input with a number bound.")
+
+
+@public("clamp_min")
+def clamp_min(input, min):  # noqa: A002 - PyTorch's argument name
+    check_tensor("clamp_min", "input", input)
+    return _one_sided("clamp_min", clamp_min_spec, clamp_min_tensor_spec, input, min)
+
+
+@public("clamp_max")
+def clamp_max(input, max):  # noqa: A002 - PyTorch's argument name
+    check_tensor("clamp_max", "input", input)
+    return _one_sided("clamp_max", clamp_max_spec, clamp_max_tensor_spec, input, max)
+
+
+@public("clamp_min_", function=False)
+def clamp_min_(self, min):  # noqa: A002
+    """In-place :func:`clamp_min`."""
+    return _one_sided("clamp_min", clamp_min_spec, clamp_min_tensor_spec, self, min, inplace)
+
+
+@public("clamp_max_", function=False)
+def clamp_max_(self, max):  # noqa: A002
+    """In-place :func:`clamp_max`."""
+    return _one_sided("clamp_max", clamp_max_spec, clamp_max_tensor_spec, self, max, inplace)
+
+
+clamp_min.__doc__ = _one_sided_doc("clamp_min", clamp_min_spec, clamp_min_tensor_spec)
+clamp_max.__doc__ = _one_sided_doc("clamp_max", clamp_max_spec, clamp_max_tensor_spec)
 
 
 # -- binary arithmetic -----------------------------------------------------------------------------------------
@@ -768,11 +874,22 @@ def _add(self, other, alpha=1):
     return a + b if alpha == 1 else a + alpha * b
 
 
-def _sub(self, other, alpha=1):
-    a, b = prep(self, other)
-    if a.dtype.kind == "b":
+def _sub_check(a, b) -> None:
+    """PyTorch's ``sub_check``: no bool operand (a Python bool counts as one)."""
+    ba = a.dtype.kind == "b" if hasattr(a, "dtype") else isinstance(a, bool)
+    bb = b.dtype.kind == "b" if hasattr(b, "dtype") else isinstance(b, bool)
+    if ba and bb:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _sub(self, other, alpha=1):
+    if self.dtype.kind == "b" or getattr(other, "dtype", self.dtype).kind == "b" or other is True or other is False:
+        _sub_check(self, other)
+    a, b = prep(self, other)
     return a - b if alpha == 1 else a - alpha * b
 
 
@@ -787,8 +904,7 @@ def _div(self, other):
         ft = _dtype.get_default_dtype().np  # true division of integers gives the default float dtype
         a = a.astype(ft)
         b = b.astype(ft) if hasattr(b, "astype") else ft.type(b)
-    with np.errstate(**_ERR):
-        return as_array(a / b)
+    return as_array(a / b)
 
 
 add_spec = defop("add", _add, inputs=("self", "other"),
@@ -800,6 +916,7 @@ sub_spec = defop("sub", _sub, inputs=("self", "other"),
 
 
 def _rsub(self, other, alpha=1):
+    _sub_check(self, other)
     a, b = prep(self, other)
     return as_array(b - a if alpha == 1 else b - alpha * a)
 
@@ -814,19 +931,31 @@ div_spec = defop("div", _div, inputs=("self", "other"),
                  other=lambda F, grad, self, other: -grad * ((self / other) / other))
 
 
+def _check_int_divisor(b) -> None:
+    """PyTorch's error for an integer division by zero (NumPy would give 0 with a warning)."""
+    if (array_module(b).any(b == 0) if hasattr(b, "dtype") else b == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
 def _div_mode(self, other, rounding_mode):
     a, b = prep(self, other)
-    with np.errstate(**_ERR):
-        if rounding_mode == "floor":
-            if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
-                raise RuntimeError("ZeroDivisionError")
-            return as_array(np.floor_divide(a, b))
-        if rounding_mode == "trunc":
-            q = a / b
-            return as_array(np.trunc(q).astype(q.dtype) if a.dtype.kind == "f" else
-                            (np.trunc(q)).astype(a.dtype))
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                     f"'{rounding_mode}'")
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    kind = a.dtype.kind
+    if kind == "b":
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    xp = array_module(a)
+    if kind in "iu":
+        _check_int_divisor(b)
+        q = as_array(xp.floor_divide(a, b))
+        if rounding_mode == "trunc":  # C's integer division: round toward zero, exact for every int64
+            q = as_array(q + ((xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))))
+        return q
+    if rounding_mode == "floor":  # NumPy's floor_divide is PyTorch's div_floor: (a - fmod(a, b)) / b, rounded
+        return as_array(xp.floor_divide(a, b))
+    q = a / b
+    return as_array(xp.trunc(q))
 
 
 div_mode_spec = defop("div_mode", _div_mode, inputs=("self", "other"), node="DivBackward2",
@@ -835,11 +964,29 @@ div_mode_spec = defop("div_mode", _div_mode, inputs=("self", "other"), node="Div
 
 
 def _remainder(self, other):
+    """PyTorch's remainder: ``r = fmod(a, b)``, plus ``b`` where ``r`` is not zero and its sign differs from
+    ``b``'s; so a zero result keeps the dividend's sign (``-4. % 2`` is ``-0.``), where NumPy's takes the
+    divisor's."""
     a, b = prep(self, other)
-    if a.dtype.kind in "iu" and np.any(np.asarray(b) == 0):
-        raise RuntimeError("ZeroDivisionError")
-    with np.errstate(**_ERR):
-        return as_array(np.remainder(a, b))
+    kind = a.dtype.kind
+    if kind == "b":
+        raise NotImplementedError("\"remainder_cpu\" not implemented for 'Bool'")
+    xp = array_module(a)
+    if kind in "iu":
+        _check_int_divisor(b)
+        return as_array(xp.remainder(a, b))
+    r = xp.fmod(a, b)
+    if not isinstance(r, xp.ndarray):
+        r = xp.asarray(r)
+    xp.add(r, b, out=r, where=(r != 0) & ((r < 0) != (b < 0)))
+    return r
+
+
+def _number_first(fn):
+    """``fn(number, tensor)`` as a forward of the tensor: the number becomes a 0-d array of the result dtype."""
+    def forward(other, self):
+        return fn(array_module(other).asarray(self, dtype=result_type(other, self)), other)
+    return forward
 
 
 remainder_spec = defop("remainder", _remainder, inputs=("self", "other"), node="RemainderBackward1",
@@ -849,28 +996,64 @@ remainder_scalar_spec = defop("remainder_scalar", lambda self, other: _remainder
                               node="RemainderBackward0", self=lambda F, grad: grad)
 
 
-def _not_implemented(F, grad):
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+def _not_implemented(name):
+    def formula(F, grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return formula
 
 
-# PyTorch records a node named ``NotImplemented`` for an op without a derivative; its backward raises
+# PyTorch records a node named ``NotImplemented`` for an op without a derivative (its backward raises), with an
+# edge for each tensor input: ``a // b`` has two, ``a // 2``, ``5 // a`` and ``5 % a`` one
+_NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 floor_divide_spec = defop("floor_divide", lambda self, other: _div_mode(self, other, "floor"),
-                          inputs=("self", "other"), node="torch::autograd::NotImplemented",
-                          self=_not_implemented, other=_not_implemented)
+                          inputs=("self", "other"), node=_NOT_IMPLEMENTED,
+                          self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"))
+floor_divide_scalar_spec = defop("floor_divide_scalar", lambda self, other: _div_mode(self, other, "floor"),
+                                 node=_NOT_IMPLEMENTED, self=_not_implemented("floor_divide"))
+rfloor_divide_spec = defop("rfloor_divide", _number_first(lambda a, b: _div_mode(a, b, "floor")),
+                           inputs=("other",), node=_NOT_IMPLEMENTED, other=_not_implemented("floor_divide"))
+rremainder_spec = defop("rremainder", _number_first(_remainder), inputs=("other",), node=_NOT_IMPLEMENTED,
+                        other=_not_implemented("remainder"))
 
 
 # -- powers -----------------------------------------------------------------------------------------------------
+_POW_BOOL = "\"pow\" not implemented for 'Bool'"
+
+
 def _pow(self, exponent):
-    if self.dtype.kind == "b":
-        raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
-    if self.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if self.dtype.kind in "biu" and isinstance(exponent, float):
-        self = to_float(self)
+    if self.dtype.kind != "f":
+        d = result_type(self, exponent)  # a bool tensor to an int power is int64, to a float power float32
+        if d.kind == "b":  # to the power True or False: PyTorch's shortcuts (a copy, ones) need no kernel
+            return as_array(self.copy() if exponent else array_module(self).ones_like(self))
+        if d.kind in "iu" and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        self = self.astype(d, copy=False)
     if exponent == 2:
         return as_array(self * self)
-    with np.errstate(**_ERR):
-        return as_array(self ** self.dtype.type(exponent) if self.dtype.kind == "f" else self ** exponent)
+    if self.dtype.kind != "f":
+        return as_array(self ** exponent)
+    special = _POW_SPECIAL.get(exponent)
+    if special is not None:  # PyTorch's kernel: sqrt, rsqrt, ... for these exponents ((-inf) ** 0.5 is nan)
+        a = self.astype(np.float32) if self.dtype == np.float16 else self  # half: computed in float, rounded once
+        return as_array(special(array_module(a), a).astype(self.dtype, copy=False))
+    return as_array(self ** self.dtype.type(exponent))
+
+
+_POW_SPECIAL = {0.5: lambda xp, a: xp.sqrt(a), -0.5: lambda xp, a: 1 / xp.sqrt(a), 3: lambda xp, a: a * a * a,
+                -1: lambda xp, a: 1 / a, -2: lambda xp, a: 1 / (a * a)}
+
+
+def _int_pow(a, b):
+    """PyTorch's integer power (``powi``): a negative exponent gives 1 for a base of 1, +-1 for -1, else 0, where
+    NumPy refuses."""
+    xp = array_module(b if hasattr(b, "shape") else a)
+    neg = b < 0
+    if not xp.any(neg):
+        return as_array(a ** b)
+    out = a ** xp.where(neg, 0, b)
+    odd = (-b) % 2 == 1
+    at_neg = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
+    return as_array(xp.where(neg, at_neg, out).astype(out.dtype, copy=False))
 
 
 def _pow_backward(F, grad, self, exponent):
@@ -882,12 +1065,32 @@ def _pow_backward(F, grad, self, exponent):
 pow_spec = defop("pow", _pow, node="PowBackward0", self=_pow_backward)
 
 
+def _c_pow(a, b):
+    """C's ``pow`` (PyTorch's kernel for a tensor exponent) on float arrays.  NumPy's power differs at a base of
+    -inf or -0.0 with a non-integer exponent ((-inf) ** 0.5 is inf in C, nan in NumPy), and ``ndarray ** 0-d``
+    would take NumPy's sqrt/square shortcuts; the ufunc is called, then those bases are put right."""
+    xp = array_module(a)
+    r = xp.power(a, b)
+    neg = xp.isneginf(a) | ((a == 0) & xp.signbit(a))
+    if not xp.any(neg):
+        return as_array(r)
+    a, b = xp.broadcast_arrays(a, b)
+    odd = (xp.abs(b) % 2 == 1)
+    big = (b > 0) == xp.isneginf(a)  # the magnitude is inf: -inf to a positive power, -0.0 to a negative one
+    mag = xp.where(big, xp.inf, 0.0).astype(r.dtype)
+    fixed = xp.where(odd, -mag, mag)
+    fix = neg & (b != 0) & ~xp.isnan(b)
+    return as_array(xp.where(fix, fixed, r))
+
+
 def _pow_tensor(self, exponent):
     a, b = prep(self, exponent)
-    if a.dtype.kind == "b":
-        raise RuntimeError("\"pow_cpu\" not implemented for 'Bool'")
-    with np.errstate(**_ERR):
-        return as_array(a ** b)
+    kind = a.dtype.kind
+    if kind == "b":
+        raise NotImplementedError(_POW_BOOL)
+    if kind in "iu":
+        return _int_pow(a, b)
+    return _c_pow(a, b)
 
 
 pow_tensor_spec = defop(
@@ -900,13 +1103,16 @@ pow_tensor_spec = defop(
 
 def _pow_scalar_base(exponent, self):
     e, base = prep(exponent, self)
-    with np.errstate(**_ERR):
-        return as_array(base ** e)
+    kind = e.dtype.kind
+    if kind == "b":
+        raise NotImplementedError(_POW_BOOL)
+    if kind in "iu":
+        return _int_pow(base, e)
+    return _c_pow(e.dtype.type(base), e)
 
 
 def _pow_base_backward(F, grad, self, exponent, result):
-    with np.errstate(**_ERR):
-        log_base = float(np.log(self)) if self > 0 else (float("-inf") if self == 0 else float("nan"))
+    log_base = float(np.log(self)) if self > 0 else (float("-inf") if self == 0 else float("nan"))
     if self == 0:
         return grad * F.where(exponent >= 0.0, 0.0, F.mul_scalar(result, log_base))
     return grad * F.mul_scalar(result, log_base)
@@ -951,11 +1157,16 @@ def _where(condition, self, other):
     if condition.dtype.kind != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_dtype.word(condition.dtype)}")
-    a, b = promote(self, other) if not (hasattr(self, "dtype") and hasattr(other, "dtype")) else \
-        ((self, other) if self.dtype == other.dtype else promote(self, other))
     xp = array_module(condition)
-    if hasattr(a, "shape") and hasattr(b, "shape"):
-        broadcast_shapes(condition.shape, a.shape, b.shape)
+    if hasattr(self, "dtype") and hasattr(other, "dtype"):
+        a, b = (self, other) if self.dtype == other.dtype else promote(self, other)
+        if a.shape != condition.shape or b.shape != condition.shape:
+            broadcast_shapes(condition.shape, a.shape, b.shape)
+        return as_array(xp.where(condition, a, b))
+    rt = result_type(self, other)  # a number branch: two numbers give int64 or the default float dtype
+    a = self.astype(rt, copy=False) if hasattr(self, "dtype") else rt.type(self)
+    b = other.astype(rt, copy=False) if hasattr(other, "dtype") else rt.type(other)
+    broadcast_shapes(condition.shape, a.shape, b.shape)
     return as_array(xp.where(condition, a, b))
 
 
@@ -964,7 +1175,15 @@ where_spec = defop("where", _where, inputs=("condition", "self", "other"), nondi
                    other=lambda F, grad, condition: F.where(condition, 0.0, grad))
 
 
-@public("where")
+@public("where", function=False)
+def _where_method(self, condition, other):
+    """``self.where(condition, other)``: ``torch.where(condition, self, other)`` (``WhereBackward0``); ``other`` may
+    be a number."""
+    check_tensor("where", "condition", condition)
+    return apply(where_spec, (condition, self, operand(other, "where", "other")))
+
+
+@public("where", method=False)
 def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (``WhereBackward0``); either branch may be a number.
 
@@ -989,7 +1208,7 @@ def where(condition, input=None, other=None):
 def _extremum(np_fn):
     def forward(self, other):
         a, b = prep(self, other)
-        return as_array(np_fn(a, b))
+        return as_array(np_fn(b, a))  # PyTorch keeps self on a tie (-0.0 and 0.0); NumPy its second operand
     return forward
 
 
@@ -1026,7 +1245,7 @@ def minimum(input, other):
 def _masked_fill(self, mask, value):
     if mask.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.word(mask.dtype).lower()}")
+                           f"{_dtype.ctype(mask.dtype)}")
     xp = array_module(self)
     v = value if not hasattr(value, "dtype") else value.astype(self.dtype)
     return as_array(xp.where(mask, self.dtype.type(v) if not hasattr(v, "dtype") else v, self))
@@ -1053,7 +1272,7 @@ def _masked_select(self, mask):
 def _masked_scatter(self, mask, source):
     if mask.dtype.kind != "b":
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.word(mask.dtype).lower()}")
+                           f"{_dtype.word(mask.dtype)}")
     xp = array_module(self)
     out = self.copy()
     m = xp.broadcast_to(mask, self.shape)
@@ -1099,6 +1318,12 @@ def masked_scatter(input, mask, source):
     return apply(masked_scatter_spec, (input, mask, source))
 
 
+@public("masked_scatter_", function=False)
+def masked_scatter_(self, mask, source):
+    """In-place :func:`masked_scatter` (``MaskedScatterBackward0``)."""
+    return inplace(self, masked_scatter_spec, (self, mask, source))
+
+
 @public("masked_fill")
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` is True (``MaskedFillBackward0``, or ``MaskedFillBackward1`` for a 0-d tensor
@@ -1121,32 +1346,45 @@ def masked_fill_(self, mask, value):
 
 
 # -- the public arithmetic surface -------------------------------------------------------------------------------
+def _input(input, other, fn):
+    """``input`` of ``torch.add(2, t)`` and its kind: PyTorch wraps a number beside a tensor into a 0-d tensor (a
+    "wrapped number": it takes part in type promotion as a number, and its edge in the graph is None)."""
+    if not isinstance(input, Tensor) and is_number(input) and isinstance(other, Tensor):
+        n = num(input)
+        return Tensor._make(np.asarray(n, dtype=result_type(other._data, n)), _CPU)
+    check_tensor(fn, "input", input)
+    return input
+
+
 @public("add")
 def add(input, other, *, alpha=1):
-    """``input + alpha * other`` (``AddBackward0``)."""
-    check_tensor("add", "input", input)
+    """``input + alpha * other`` (``AddBackward0``); either may be a number (``torch.add(2, t)``), with PyTorch's
+    type promotion.  Raises RuntimeError when the shapes do not broadcast, TypeError for other arguments."""
+    input = _input(input, other, "add")
     return apply(add_spec, (input, operand(other, "add"), alpha))
 
 
 @public("sub", "subtract")
 def sub(input, other, *, alpha=1):
-    """``input - alpha * other`` (``SubBackward0``)."""
-    check_tensor("sub", "input", input)
+    """``input - alpha * other`` (``SubBackward0``); either may be a number.  Bool operands raise PyTorch's
+    RuntimeError ("Subtraction, the `-` operator, with a bool tensor is not supported")."""
+    input = _input(input, other, "sub")
     return apply(sub_spec, (input, operand(other, "sub"), alpha))
 
 
 @public("mul", "multiply")
 def mul(input, other):
-    """``input * other`` (``MulBackward0``)."""
-    check_tensor("mul", "input", input)
+    """``input * other`` (``MulBackward0``); either may be a number."""
+    input = _input(input, other, "mul")
     return apply(mul_spec, (input, operand(other, "mul")))
 
 
 @public("div", "divide", "true_divide")
 def div(input, other, *, rounding_mode=None):
     """``input / other``: true division (``DivBackward0``; integers give the default float dtype), or rounded
-    with ``rounding_mode="floor"``/``"trunc"`` (``DivBackward2``, zero gradient)."""
-    check_tensor("div", "input", input)
+    with ``rounding_mode="floor"``/``"trunc"`` (``DivBackward2``, zero gradient); either may be a number.
+    Integer division by zero with a rounding mode raises RuntimeError ("ZeroDivisionError")."""
+    input = _input(input, other, "div")
     o = operand(other, "div")
     if rounding_mode is not None:
         return apply(div_mode_spec, (input, o, rounding_mode))
@@ -1156,7 +1394,24 @@ def div(input, other, *, rounding_mode=None):
 @public("remainder")
 def remainder(input, other):
     """Python's ``%``: the remainder with the divisor's sign (``RemainderBackward1``, or
-    ``RemainderBackward0`` for a number divisor).  d/dself is 1; d/dother is ``-floor(self / other)``."""
+    ``RemainderBackward0`` for a number divisor).  d/dself is 1; d/dother is ``-floor(self / other)``.
+
+    Either argument may be a number: ``torch.remainder(5.0, t)`` is ``5.0 % t``, which PyTorch does not
+    differentiate (``grad_fn=<NotImplemented>``; backward raises "derivative for aten::remainder is not
+    implemented").  A zero result keeps the dividend's sign (``-4. % 2`` is ``-0.``), as in PyTorch.  The
+    result has the promoted dtype of the two (a float number and an integer tensor give the default dtype).
+
+    Raises
+    ------
+    RuntimeError
+        "ZeroDivisionError" for an integer division by zero.
+    NotImplementedError
+        For two bool operands ("remainder_cpu" not implemented for 'Bool').
+    TypeError
+        When neither argument is a tensor, or one is neither a tensor nor a number.
+    """
+    if not isinstance(input, Tensor) and is_number(input) and isinstance(other, Tensor):
+        return apply(rremainder_spec, (other, num(input)))
     check_tensor("remainder", "input", input)
     o = operand(other, "remainder")
     return apply(remainder_spec if isinstance(o, Tensor) else remainder_scalar_spec, (input, o))
@@ -1165,10 +1420,12 @@ def remainder(input, other):
 @public("floor_divide")
 def floor_divide(input, other):
     """``input // other`` rounded down.  Not differentiable: as in PyTorch, on a tensor that requires grad the
-    result has ``grad_fn=<NotImplemented>`` and backward raises "derivative for aten::floor_divide is not
-    implemented"."""
+    result has ``grad_fn=<NotImplemented>`` (an edge for each tensor argument) and backward raises "derivative
+    for aten::floor_divide is not implemented".  Integer division by zero raises RuntimeError
+    ("ZeroDivisionError"); bool operands raise NotImplementedError."""
     check_tensor("floor_divide", "input", input)
-    return apply(floor_divide_spec, (input, operand(other, "floor_divide")))
+    o = operand(other, "floor_divide")
+    return apply(floor_divide_spec if isinstance(o, Tensor) else floor_divide_scalar_spec, (input, o))
 
 
 @public("reciprocal_", function=False)
@@ -1225,20 +1482,17 @@ def _install_operators():
 
     def rmod(self, other):
         o = as_operand(other)
-        if o is None:
-            return NotImplemented
-        return apply(remainder_spec, (Tensor._make(np.asarray(o, dtype=result_dtype(self, o)), self._device), self))
+        return NotImplemented if o is None else apply(rremainder_spec, (self, o))
 
     def floordiv(self, other):
         o = as_operand(other)
-        return NotImplemented if o is None else apply(floor_divide_spec, (self, o))
+        if o is None:
+            return NotImplemented
+        return apply(floor_divide_spec if isinstance(o, Tensor) else floor_divide_scalar_spec, (self, o))
 
     def rfloordiv(self, other):
         o = as_operand(other)
-        if o is None:
-            return NotImplemented
-        return apply(floor_divide_spec, (Tensor._make(np.asarray(o, dtype=result_dtype(self, o)), self._device),
-                                         self))
+        return NotImplemented if o is None else apply(rfloor_divide_spec, (self, o))
 
     def neg_(self):
         return apply(neg, (self,))
@@ -1260,15 +1514,13 @@ def _install_operators():
     T.__itruediv__ = lambda self, other: self.div_(other)
 
 
-def result_dtype(t, number):
-    return result_type(t._data, number)
-
-
 def _inplace_arith(name, spec):
-    def op_(self, other, *, alpha=None):
+    def op_(self, other, *, alpha=None, rounding_mode=None):
         o = as_operand(other)
         if o is None:
-            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
+        if rounding_mode is not None and name == "div":
+            return inplace(self, div_mode_spec, (self, o, rounding_mode))
         args = (self, o) if alpha is None else (self, o, alpha)
         return inplace(self, spec, args)
     op_.__name__ = name + "_"

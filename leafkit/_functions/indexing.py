@@ -1,53 +1,168 @@
 """Indexing: ``t[key]`` (views for basic keys, ``IndexBackward0`` copies for index tensors) and ``t[key] = value``.
 
-Reading follows PyTorch: an int is a ``select`` (a view), a slice a
-``slice`` (a view), ``None`` an ``unsqueeze``; index tensors, lists and
-masks make one ``IndexBackward0`` copy, whose gradient adds up repeated
-indices.
+A key is read as PyTorch reads it (``torch/csrc/autograd/python_variable_indexing.cpp`` and
+``ATen/TensorIndexing.h``): first the basic parts, in order, each on the result of the
+last (``applySlicing``): an int is a ``select`` (a view), a slice a ``slice`` (a view;
+inside a tuple a slice that covers its whole dimension makes none), ``None`` an
+``unsqueeze``, ``True``/``False`` an ``unsqueeze`` indexed by ``[0]``/``[]``.  Index
+tensors, lists and masks are kept for the dimension they stand at, and one
+``IndexBackward0`` copy of the sliced view takes them all, so ``t[0, :, idx]`` is
+``IndexBackward0`` over ``SelectBackward0`` and has PyTorch's shape (the
+dimensions of the index go where PyTorch puts them, which is not always where
+NumPy does).  The gradient of the copy adds up repeated indices.
 
 Writing follows PyTorch's ``copy_to``: the value loses its leading size-1
 dimensions (a ``view``), is broadcast to the target (an ``expand``), and is
 copied into the view the key selects (``CopyBackwards``; a 0-d value
 ``fill_``\\s it, ``FillBackward3``), so the base's ``grad_fn`` becomes
 ``CopySlices``.  Index tensors in the key use ``index_put_``
-(``IndexPutBackward0``).
+(``IndexPutBackward0``) on the sliced view.
+
+Errors are PyTorch's, in PyTorch's order: the value's type, the key's items and
+the number of dimensions, the bounds of ints, the in-place rules (a leaf that
+requires grad), then for index tensors the mask shapes, index dtypes, the value's
+shape, its dtype, and the bounds of the indices.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from .. import _device
-from ..autograd.grad_mode import _state
+from .. import _device, _dtype
 from .._tensor import Tensor
-from ._base import array_module, as_array, is_number, num
-from ._base import check_tensor, dim as _dim
-from .. import _dtype
+from ._base import array_module, as_array, check_tensor, dim as _dim, is_number, num, type_name
 from ._registry import apply, defop, public
-from .inplace import check_inplace_allowed, copy_spec, fill_tensor_spec, inplace
+from .inplace import copy_spec, fill_tensor_spec, inplace
 from .shape import alias_spec, select, slice_dim, unsqueeze_spec
+
+SEQUENCE_INDEX_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
+    "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+    "which will result either in an error or a different result")
+
+
+def _shape(s) -> str:
+    return f"[{', '.join(map(str, s))}]"
+
+
+# -- the index ops ---------------------------------------------------------------------------------------------
+def _index_arrays(key):
+    """``(dimension of the sliced tensor, array)`` for each index array of a key (masks as they are)."""
+    out, d = [], 0
+    for k in key:
+        if isinstance(k, slice):
+            d += 1
+        else:
+            out.append((d, k))
+            d += k.ndim if k.dtype.kind == "b" else 1
+    return out
+
+
+def _expanded(self, key):
+    """PyTorch's checks of index tensors against the (sliced) tensor before any value is read: mask shapes, then
+    (the masks made index tensors) that the indices broadcast.  Returns ``(size of the indexed dimension or None,
+    index array)`` for each index tensor after the masks are expanded, and their broadcast shape."""
+    xp = array_module(self)
+    expanded = []
+    for d, k in _index_arrays(key):
+        if k.dtype.kind == "b":
+            for j in range(k.ndim):
+                if d + j >= self.ndim or k.shape[j] != self.shape[d + j]:
+                    raise IndexError(f"The shape of the mask {_shape(k.shape)} at index {j} does not match the shape "
+                                     f"of the indexed tensor {_shape(self.shape)} at index {d + j}")
+            expanded.extend((None, nz) for nz in xp.nonzero(k))
+        else:
+            expanded.append((self.shape[d], k))
+    shapes = [k.shape for _, k in expanded]
+    if len(shapes) == 1:
+        return expanded, shapes[0]
+    try:
+        return expanded, np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         f"{', '.join(_shape(s) for s in shapes)}") from None
+
+
+def _check_bounds(expanded, index_shape) -> None:
+    """The bounds of the indices, as PyTorch's kernel reports them: element by element, and for each the index
+    tensors in order ("for dimension j" is the j-th index tensor)."""
+    bad = [(j, size, k) for j, (size, k) in enumerate(expanded)
+           if size is not None and k.size and (k.max() >= size or k.min() < -size)]
+    if not bad:
+        return
+    xp = array_module(bad[0][2])
+    masks = [xp.broadcast_to((k < -size) | (k >= size), index_shape).reshape(-1) for _, size, k in bad]
+    first = min(int(xp.argmax(m)) for m in masks if m.any())
+    for (j, size, k), m in zip(bad, masks):
+        if m[first]:
+            raise IndexError(f"index {int(xp.broadcast_to(k, index_shape).reshape(-1)[first])} is out of bounds for "
+                             f"dimension {j} with size {size}")
+
+
+def _result_shape(shape, key, index_shape):
+    """The shape of ``a[key]`` without reading it: the broadcast index shape where the first index stands when
+    the indices are adjacent, in front otherwise (NumPy's rule and PyTorch's, for a key of slices and arrays)."""
+    dims, d, first, items = [], 0, None, []
+    for i, k in enumerate(key):
+        if isinstance(k, slice):
+            dims.append(len(range(*k.indices(shape[d]))))
+            d += 1
+        else:
+            if first is None:
+                first = len(dims)
+            items.append(i)
+            d += k.ndim if k.dtype.kind == "b" else 1
+    dims.extend(shape[d:])
+    if items[-1] - items[0] == len(items) - 1:  # adjacent in the key: the index dims stand where the first does
+        return tuple(dims[:first]) + tuple(index_shape) + tuple(dims[first:])
+    return tuple(index_shape) + tuple(dims)
+
+
+def _expandable(shape, target) -> bool:
+    """PyTorch's ``is_expandable_to``: ``shape`` has no more dims than ``target`` and each is 1 or equal."""
+    if len(shape) > len(target):
+        return False
+    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
 def _index(self, key):
-    try:
-        return as_array(self[key])
-    except IndexError as e:
-        raise IndexError(str(e).replace("axis", "dimension")) from None
+    expanded, index_shape = _expanded(self, key)
+    shape = _result_shape(self.shape, key, index_shape)
+    if 0 in shape:  # nothing is read, so nothing is checked (PyTorch's kernel never runs)
+        return array_module(self).empty(shape, dtype=self.dtype)
+    _check_bounds(expanded, index_shape)
+    return as_array(self[key])
 
 
 def _index_put(self, values, key, accumulate=False):
+    """``index_put_``'s kernel and PyTorch's checks: a single mask with a one-element value is ``masked_fill``
+    (any dtype); otherwise the value must broadcast to the indexing result, then have ``self``'s dtype, then the
+    indices must be in bounds."""
+    xp = array_module(self)
     out = self.copy()
-    target_shape = out[key].shape
+    arrays = _index_arrays(key)
+    masked_fill = (not accumulate and len(arrays) == 1 and arrays[0][1].dtype.kind == "b" and
+                   getattr(values, "size", 1) == 1)
+    expanded, index_shape = _expanded(self, key)
+    if masked_fill:
+        out[key] = values.reshape(()).astype(self.dtype) if hasattr(values, "shape") else values
+        return out
+    target_shape = _result_shape(self.shape, key, index_shape)
     v = values if hasattr(values, "shape") else self.dtype.type(values)
-    if hasattr(v, "shape") and v.shape != target_shape:
-        try:
-            array_module(self).broadcast_shapes(v.shape, target_shape)
-            if len(v.shape) > len(target_shape):
-                raise ValueError
-        except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape [{', '.join(map(str, v.shape))}] cannot be "
-                               f"broadcast to indexing result of shape [{', '.join(map(str, target_shape))}]") from None
+    if hasattr(v, "shape"):
+        if v.shape != target_shape and not _expandable(v.shape, target_shape):
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape(v.shape)} cannot be broadcast to "
+                               f"indexing result of shape {_shape(target_shape)}")
+        if v.dtype != self.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_dtype.word(self.dtype)} for the destination and {_dtype.word(v.dtype)} for the "
+                               "source.")
+    if 0 in target_shape:
+        return out
+    _check_bounds(expanded, index_shape)
     if accumulate:
-        array_module(self).add.at(out, key, v)
+        xp.add.at(out, key, v)
     else:
         out[key] = v
     return out
@@ -67,92 +182,161 @@ defop("index_put_impl", _index_put, inputs=("self", "values"), node="IndexPutImp
       values=lambda F, grad, key: F.index(grad, key))
 
 
-# -- reading -----------------------------------------------------------------------------------------------------
-def normalize_key(key):
-    """PyTorch's reading of an index: a list holding sequences, slices or tensors is a tuple of indices,
-    and a 0-d integer tensor is a plain int (so ``h[torch.tensor(1)]`` is a view, like ``h[1]``)."""
-    if isinstance(key, list) and any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis
-                                     for k in key):
-        key = tuple(key)
+# -- reading a key ---------------------------------------------------------------------------------------------
+_GOT_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})"
 
-    def one(k):
-        if isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu":
-            return int(k.item())
+
+def _sequence_array(seq):
+    """A list (or NumPy array) in a key as PyTorch's ``sequenceToVariable`` makes it: bool stays bool, anything
+    numeric becomes int64 (floats truncate)."""
+    try:
+        arr = np.asarray(seq)
+    except ValueError as e:
+        raise ValueError(f"expected sequence of equal lengths: {e}") from None
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind not in "iuf":
+        bad = next((v for v in np.asarray(seq, dtype=object).reshape(-1) if not isinstance(v, (int, float))), arr)
+        raise TypeError(f"new(): invalid data type '{type_name(bad)}'")
+    return arr.astype(np.int64)
+
+
+def _item(k, device):
+    """One item of a key as PyTorch's Python layer reads it."""
+    cls = k.__class__
+    if cls is int or k is None or k is Ellipsis:
         return k
-    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+    if cls is Tensor or isinstance(k, Tensor):
+        d = k._data
+        if d.ndim == 0 and d.dtype.kind in "iu":
+            return int(k.item())  # a 0-d integer tensor is an int (a select)
+        if d.ndim == 0 and d.dtype.kind == "b":
+            return bool(k.item())
+        if d.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if k._device.type == "cpu" and device.type != "cpu":
+            return _device.to_device_array(d, k._device, device)
+        return _device.to_host(d) if k._device.type == "cpu" else d
+    if cls is slice:
+        if k.step is not None and num(k.step) == 0:
+            raise ValueError("slice step cannot be zero")
+        if any(isinstance(v, (Tensor, np.integer)) for v in (k.start, k.stop, k.step)):
+            k = slice(*(int(v) if isinstance(v, (Tensor, np.integer)) else v for v in (k.start, k.stop, k.step)))
+        return k
+    if isinstance(k, (bool, np.bool_)):
+        return bool(k)
+    if isinstance(k, (int, np.integer)):
+        return int(k)
+    if isinstance(k, (list, tuple, np.ndarray, str)):
+        arr = _sequence_array(k)
+        return arr if array_module(device) is np else _device.to_device_array(arr, _device.CPU, device)
+    raise IndexError(_GOT_TYPES.format(type_name(k)))
 
 
-def is_basic_key(key) -> bool:
+def _key_items(key, device):
+    """The key as a tuple of items (PyTorch's ``wrapTuple``: a list holding sequences, slices, tensors, ``None``
+    or ``...`` is a tuple of indices, with PyTorch's deprecation warning; any other list is one index)."""
+    if isinstance(key, (list, str)) and len(key) < 32 and any(
+            isinstance(k, (list, tuple, str, slice, Tensor, np.ndarray)) or k is None or k is Ellipsis for k in key):
+        warnings.warn(SEQUENCE_INDEX_WARNING, UserWarning, stacklevel=3)
+        key = tuple(key)
     items = key if isinstance(key, tuple) else (key,)
-    return all((isinstance(k, (int, np.integer)) and not isinstance(k, bool)) or isinstance(k, slice) or k is None
-               or k is Ellipsis for k in items)
+    return tuple(_item(k, device) for k in items), not isinstance(key, tuple)
 
 
-def convert_key(key, device=None):
-    """Index tensors and lists as arrays for NumPy/CuPy."""
-    if isinstance(key, tuple):
-        return tuple(convert_key(k, device) for k in key)
-    if isinstance(key, Tensor):
-        return _device.to_host(key._data) if key._device.type == "cpu" else key._data
-    if isinstance(key, list):
-        return np.asarray(key)
-    return key
-
-
-def index(t, key, for_setitem=False):
-    """Basic indexing becomes Select/Slice/Unsqueeze nodes (views); anything else one IndexBackward0 copy.
-
-    Follows PyTorch: a lone slice always makes a ``SliceBackward0``; inside a
-    tuple, slices that cover their whole dimension make no node; a list that
-    holds sequences, slices or tensors is read as a tuple of indices.  For
-    ``t[key] = value`` (``for_setitem``) whole slices never make a node and a
-    key that selects everything gives ``t`` itself, as PyTorch's setitem does.
-    """
-
-    key = normalize_key(key)
-    items = key if isinstance(key, tuple) else (key,)
-    if not is_basic_key(key):
-        for k in items:
-            if isinstance(k, Tensor) and k._data.dtype.kind not in "iub":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        if isinstance(key, Tensor) and key._data.dtype.kind == "b" and key._data.ndim == 0:
-            # PyTorch indexes with a 0-d mask by adding a dimension of size 1 first
-            return apply(index_spec, (apply(unsqueeze_spec, (t, 0)), (convert_key(key).reshape(1),)))
-        return apply(index_spec, (t, convert_key(key)))
-    consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
-    nd = t._data.ndim
-    if sum(1 for k in items if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if nd == 0 and any(isinstance(k, (int, np.integer)) for k in items):
-        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
-                         "C++ to convert a 0-dim tensor to a number")
-    if consumed > nd:
-        raise IndexError(f"too many indices for tensor of dimension {nd}")
-    lone_slice = isinstance(key, slice) and not for_setitem
-    out, dim, src_dim = t, 0, 0
-    shape = t._data.shape
+def _specified(items):
+    n = 0
     for k in items:
+        if isinstance(k, (int, slice)) and not isinstance(k, bool):
+            n += 1
+        elif hasattr(k, "dtype"):
+            n += k.ndim if k.dtype.kind == "b" else 1
+    return n
+
+
+def _apply_slicing(t, items, lone, for_setitem):
+    """PyTorch's ``applySlicing``: the basic items applied in order; returns the sliced tensor and the numpy key of
+    the index arrays for its dimensions (``None`` when there are none)."""
+    nd = t._data.ndim
+    specified = _specified(items)
+    if lone and len(items) == 1 and isinstance(items[0], int) and not isinstance(items[0], bool) and nd == 0:
+        if items[0] == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                             "in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"index {items[0]} is out of bounds for dimension 0 with size 0")
+    if lone and len(items) == 1 and isinstance(items[0], slice) and nd == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if specified > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    out, dim = t, 0
+    indices = {}
+    for i, k in enumerate(items):  # PyTorch's messages name an int's place in the key ("dimension i")
         if k is Ellipsis:
-            dim += nd - consumed
-            src_dim += nd - consumed
+            dim += nd - specified
         elif k is None:
             out = apply(unsqueeze_spec, (out, dim))
             dim += 1
+        elif isinstance(k, bool):
+            out = apply(unsqueeze_spec, (out, dim))
+            indices[dim] = np.zeros(1 if k else 0, dtype=np.int64)
+            dim += 1
+        elif isinstance(k, int):
+            size = out._data.shape[dim] if dim < out._data.ndim else 0  # past the end (two ellipses): size 0
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {i} with size {size}")
+            out = select(out, dim, k)
         elif isinstance(k, slice):
-            whole = k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= shape[src_dim])
-            if lone_slice or not whole:
+            size = out._data.shape[dim]
+            if k.step is not None and k.step < 0:
+                raise ValueError("step must be greater than zero")
+            whole = k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= size)
+            if (lone and not for_setitem) or not whole:
                 out = slice_dim(out, dim, k)
             dim += 1
-            src_dim += 1
+        else:  # an index array: kept for the dimension(s) it stands at
+            indices[dim] = k
+            dim += k.ndim if k.dtype.kind == "b" else 1
+    if not indices:
+        return out, None
+    key, d = [], 0
+    last = max(indices)
+    while d <= last:
+        k = indices.get(d)
+        if k is None:
+            key.append(slice(None))
+            d += 1
         else:
-            size = shape[src_dim]
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {src_dim} with size {size}")
-            out = select(out, dim, int(k))
-            src_dim += 1
-    if out is t and not for_setitem:
-        out = apply(alias_spec, (t,))
-    return out
+            key.append(k)
+            d += k.ndim if k.dtype.kind == "b" else 1
+    return out, tuple(key)
+
+
+def index(t, key, for_setitem=False):
+    """``t[key]``: the basic items as views (Select/Slice/Unsqueeze nodes), then one IndexBackward0 copy for index
+    tensors, lists and masks, as PyTorch does it (see the module docstring).
+
+    For ``t[key] = value`` (``for_setitem``) whole slices never make a node and a key that selects everything
+    gives ``t`` itself, as PyTorch's setitem does.
+
+    Raises
+    ------
+    IndexError
+        PyTorch's messages: "too many indices for tensor of dimension", "index 5 is out of bounds for dimension 0
+        with size 2", "only integers, slices ... are valid indices (got float)", "The shape of the mask ... does
+        not match", "tensors used as indices must be long, int, byte or bool tensors", "invalid index of a 0-dim
+        tensor".
+    ValueError
+        "slice step cannot be zero"; "step must be greater than zero" for a negative step.
+    TypeError
+        "new(): invalid data type 'str'" for a string.
+    """
+    items, lone = _key_items(key, t._device)
+    sliced, arrays = _apply_slicing(t, items, lone, for_setitem)
+    if arrays is not None:
+        return apply(index_spec, (sliced, arrays))
+    if sliced is t and not for_setitem:
+        return apply(alias_spec, (t,))
+    return sliced
 
 
 Tensor.__getitem__ = index
@@ -180,50 +364,102 @@ def copy_to(dst, src) -> None:
     inplace(dst, copy_spec, (dst, src))
 
 
-def setitem(self, key, value):
-    """``t[key] = value`` in place.  Recorded like PyTorch: a basic key writes through a view
-    (the base's ``grad_fn`` becomes ``CopySlices``), index tensors use ``IndexPutBackward0``.
-
-    Raises ``RuntimeError`` ("a view of a leaf Variable that requires grad is being used in an in-place
-    operation.") on a leaf that requires grad while grad mode is on; PyTorch's ``expand`` message when the
-    value does not broadcast to the target; "shape mismatch: value tensor of shape ... cannot be broadcast to
-    indexing result of shape ..." for index tensors."""
+def _value(self, value):
+    """The value of ``t[key] = value`` as PyTorch's ``valueToTensor`` reads it: a tensor, or a number as a 0-d CPU
+    tensor of ``t``'s dtype; anything else is refused."""
     if isinstance(value, Tensor):
         if value._device is not self._device and not (value._device.type == "cpu" and value._data.ndim == 0):
             value = value.to(self._device)  # like copy_, assignment copies across devices (differentiably)
-    elif is_number(value):
-        value = Tensor._make(np.asarray(num(value), dtype=self._data.dtype), _device.CPU)
-    else:
-        value = Tensor._make(np.asarray(value, dtype=self._data.dtype), self._device)
-    key = normalize_key(key)
-    if is_basic_key(key):
-        copy_to(index(self, key, for_setitem=True), value)
+        return value
+    if is_number(value):
+        return Tensor._make(np.asarray(num(value), dtype=self._data.dtype), _device.CPU)
+    if isinstance(value, complex) and self._data.dtype.kind != "c":
+        raise RuntimeError(f"value cannot be converted to type {_dtype.ctype(self._data.dtype)} without overflow")
+    raise TypeError(f"can't assign a {type_name(value)} to a {_dtype.type_string(self._data.dtype, self._device)}")
+
+
+def setitem(self, key, value):
+    """``t[key] = value`` in place.  Recorded like PyTorch: a basic key writes through a view
+    (the base's ``grad_fn`` becomes ``CopySlices``), index tensors use ``IndexPutBackward0`` (on the view the basic
+    items select, so ``CopySlices`` again when there is one).
+
+    ``value`` is a tensor or a number (a number takes ``t``'s dtype; a float into an integer tensor truncates).
+    A mask key with a one-element value fills like ``masked_fill`` (any dtype); other index tensors need a value
+    of ``t``'s dtype.
+
+    Raises
+    ------
+    TypeError
+        "can't assign a list to a torch.FloatTensor" for a value that is not a tensor or a number.
+    IndexError
+        The key's errors (see :func:`index`), before the in-place rules.
+    RuntimeError
+        "a view of a leaf Variable that requires grad is being used in an in-place operation." (and PyTorch's other
+        in-place errors); PyTorch's ``expand`` message when the value does not broadcast to a basic target;
+        "shape mismatch: value tensor of shape ... cannot be broadcast to indexing result of shape ...", then
+        "Index put requires the source and destination dtypes match" for index tensors.
+    """
+    value = _value(self, value)
+    items, lone = _key_items(key, self._device)
+    if lone and len(items) == 1 and isinstance(items[0], bool):
+        if items[0]:  # PyTorch's set_item: t[True] = v copies into t.unsqueeze(0)
+            copy_to(apply(unsqueeze_spec, (self, 0)), value)
+        return  # t[False] = v selects nothing: PyTorch does nothing
+    sliced, arrays = _apply_slicing(self, items, lone, True)
+    if arrays is None:
+        copy_to(sliced, value)
         return
-    self._fresh()
-    if _state.enabled:
-        check_inplace_allowed(self)
     k = _leading_ones(value._data.shape)
     if k:
         value = value.view(value._data.shape[k:])
     if value._device is not self._device:
         value = Tensor._make(_device.to_device_array(value._data, value._device, self._device), self._device) \
             if not value._requires_grad else value.to(self._device)
-    inplace(self, index_put_spec, (self, value, convert_key(key), False))
+    inplace(sliced, index_put_spec, (sliced, value, arrays, False))
 
 
 Tensor.__setitem__ = setitem
 
 
+def _indices_arg(self, indices, fn):
+    """``index_put``'s ``indices``: a tuple or list of tensors (``None`` for a whole dimension), as a numpy key."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{fn}(): argument 'indices' (position 1) must be tuple of Tensors, not {type_name(indices)}")
+    key = []
+    for i, k in enumerate(indices):
+        if k is None:
+            key.append(slice(None))
+            continue
+        if not isinstance(k, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(k)}")
+        if k._data.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        d = k._data
+        key.append(d if k._device is self._device else _device.to_device_array(d, k._device, self._device))
+    if sum(k.ndim if hasattr(k, "dtype") and k.dtype.kind == "b" else 1 for k in key) > self._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got {len(key)})")
+    return tuple(key)
+
+
 @public("index_put_", function=False)
 def index_put_(self, indices, values, accumulate=False):
-    """``self[indices] = values`` (or ``+=`` with ``accumulate``), in place (``IndexPutBackward0``)."""
-    return inplace(self, index_put_spec, (self, values, convert_key(tuple(indices)), bool(accumulate)))
+    """``self[indices] = values`` (or ``+=`` with ``accumulate``), in place (``IndexPutBackward0``).
+
+    ``indices`` is a tuple of index tensors (long, int, or bool masks; ``None`` for a whole dimension);
+    ``values`` a tensor of ``self``'s dtype that broadcasts to the indexing result.  Raises PyTorch's errors:
+    TypeError for indices that are not tensors, RuntimeError "shape mismatch: value tensor ..." and "Index put
+    requires the source and destination dtypes match", IndexError for indices out of bounds."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not {type_name(values)}")
+    return inplace(self, index_put_spec, (self, values, _indices_arg(self, indices, "index_put_"), bool(accumulate)))
 
 
 @public("index_put")
 def index_put(input, indices, values, accumulate=False):
-    """A copy of ``input`` with ``values`` put at ``indices`` (``IndexPutBackward0``)."""
-    return apply(index_put_spec, (input, values, convert_key(tuple(indices)), bool(accumulate)))
+    """A copy of ``input`` with ``values`` put at ``indices`` (``IndexPutBackward0``); see :meth:`index_put_`."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' (position 3) must be Tensor, not {type_name(values)}")
+    return apply(index_put_spec, (input, values, _indices_arg(input, indices, "index_put"), bool(accumulate)))
 
 
 # -- index_select, index_add, index_fill (task M1) --------------------------------------------------------------------

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
+from .. import _device, _dtype
 from .._random import normal_array, uniform_array
 from ..autograd.grad_mode import _state
 from ..autograd.graph import SavedVariable
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
-from ._base import array_module, as_array, check_tensor
+from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, warn_user
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
 from .views import CopySlices, Invalid, make_node, rebase_message, refresh_view, strided_geometry, view_index
@@ -44,25 +44,86 @@ def _write(t, res) -> None:
     if res.dtype != d.dtype and not np.can_cast(res.dtype, d.dtype, "same_kind"):
         raise RuntimeError(f"result type {_dtype.word(res.dtype)} can't be cast to the desired output type "
                            f"{_dtype.word(d.dtype)}")
-    try:
-        d[...] = res
-    except ValueError:
-        raise RuntimeError(INTERNAL_OVERLAP_MESSAGE) from None
+    if isinstance(d, np.ndarray) and not d.flags.writeable:
+        d = d.view()  # expand's arrays (and views of them) are read-only (NumPy's broadcast_to): write through a view
+        d.flags.writeable = True
+    if _internal_overlap(d):  # an expanded tensor (fill_, masked_fill_, index_put_): write what changed, in order
+        changed = res != d
+        d[changed] = res[changed]
+        return
+    d[...] = res
 
 
-def _check_overlap(t, args) -> None:
-    """PyTorch's ``assert_no_partial_overlap``: an operand may be the written-to memory itself, not part of it."""
+# -- memory overlap, as PyTorch checks it (ATen/MemoryOverlap.cpp) ------------------------------------------------
+EXPANDED_WARNING = ("Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+                    "operation. This also applies to advanced indexing e.g. {example}")
+_WARN_ON_EXPANDED = {"masked_fill": ("masked_fill_", "tensor[mask] = scalar"),
+                     "masked_fill_tensor": ("masked_fill_", "tensor[mask] = scalar"),
+                     "index_put": ("index_put_", "tensor[indices] = tensor")}
+
+
+def _internal_overlap(a) -> bool:
+    """PyTorch's ``has_internal_overlap(...) == Yes``: a dimension of size > 1 with stride 0 (an expanded tensor)."""
+    return isinstance(a, np.ndarray) and 0 in a.strides and any(n > 1 and st == 0 for n, st in zip(a.shape, a.strides))
+
+
+def _non_overlapping_and_dense(a) -> bool:
+    """Every element at its own address and no gaps: the strides, sorted, are those of a contiguous layout."""
+    expected = a.itemsize
+    for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _partial_overlap(a, b) -> bool:
+    """PyTorch's ``get_overlap_status(a, b) == Partial``: only between non-overlapping-and-dense tensors ("too hard"
+    otherwise); two such tensors overlap partly when their byte ranges meet without being the same tensor."""
+    if not a.size or not b.size or not np.may_share_memory(a, b):
+        return False
+    if not _non_overlapping_and_dense(a) or not _non_overlapping_and_dense(b):
+        return False
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
+def _check_overlap(t, args, spec=None) -> None:
+    """PyTorch's memory-overlap checks of an in-place op writing into ``t`` (``spec``: the op).
+
+    The written-to tensor may not have internal overlap (an expanded tensor: "more than one element of the
+    written-to tensor refers to a single memory location"), except for ``fill_`` with a number and ``zero_``;
+    ``masked_fill_`` and ``index_put_`` only warn that it is deprecated.  An operand may be the written-to
+    memory itself, not part of it; this is checked only between non-overlapping-and-dense tensors, on the bytes
+    each spans (a strided or broadcast operand is "too hard" for PyTorch and passes), and a 0-d value (``fill_``)
+    is read before anything is written.
+    """
     d = t._data
     if not isinstance(d, np.ndarray):
         return
+    if _internal_overlap(d):
+        name = spec.name if spec is not None else None
+        if name in _WARN_ON_EXPANDED:
+            warn_user(EXPANDED_WARNING.format(op=_WARN_ON_EXPANDED[name][0], example=_WARN_ON_EXPANDED[name][1]))
+            if name == "index_put" and _masked_fill_dispatch(args):
+                warn_user(EXPANDED_WARNING.format(op="masked_fill_", example="tensor[mask] = scalar"))
+        elif not (name == "zero_" or (name == "fill_" and not hasattr(args[0], "shape"))):
+            raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
     for a in args:
-        if isinstance(a, Tensor) and a is not t and isinstance(a._data, np.ndarray) and \
-                np.may_share_memory(d, a._data):
-            o = a._data
-            same = (o.__array_interface__["data"][0] == d.__array_interface__["data"][0] and o.shape == d.shape and
-                    o.strides == d.strides)
-            if not same and np.shares_memory(d, o):
-                raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
+        if isinstance(a, Tensor) and a is not t and isinstance(a._data, np.ndarray) and a._data.ndim and \
+                _partial_overlap(d, a._data):
+            raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
+
+
+def _masked_fill_dispatch(args) -> bool:
+    """``index_put_(values, key, accumulate)`` that PyTorch runs as ``masked_fill_``: one mask, a one-element value."""
+    values, key, accumulate = (tuple(args) + (False,))[:3]
+    arrays = [k for k in key if not isinstance(k, slice)]
+    return (not accumulate and len(arrays) == 1 and arrays[0].dtype.kind == "b" and
+            getattr(getattr(values, "_data", values), "size", 1) == 1)
 
 
 def check_inplace_allowed(t) -> None:
@@ -102,17 +163,19 @@ def inplace(t, spec, args):
     base = t._base
     if base is not None and t._version_counter[0] != t._attr_version:
         refresh_view(t)
-    record = _state.enabled and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
-                                                         for a in args[1:]))
-    if record:
+    needs_grad = _state.enabled and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+                                                              for a in args[1:]))
+    if needs_grad:
         check_inplace_allowed(t)
-    _check_overlap(t, args[1:])
+    _check_overlap(t, args[1:], spec)
     if t._inference and not _state.inference:
         # PyTorch's kernel writes before the check that raises
         fargs, _, _ = _arrays(spec, args)
         out = spec.forward(*fargs)
         _write(t, out[0] if isinstance(out, tuple) else out)
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
+    # an integer or bool tensor has no history to record: a float operand that requires grad is only read
+    record = needs_grad and t._data.dtype.kind in "fc"
     if not record:
         fargs, _, _ = _arrays(spec, args)
         out = spec.forward(*fargs)
@@ -200,6 +263,7 @@ fill_tensor_spec = defop("fill_tensor_", _fill, inputs=("self", "value"), node="
 
 def _copy(self, src):
     if src.shape != self.shape:
+        broadcast_check(self, src)  # shapes that do not broadcast at all: "The size of tensor a (3) must match ..."
         try:
             src = array_module(self).broadcast_to(src, self.shape)
         except ValueError:
@@ -243,9 +307,16 @@ def copy_(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast, moved to this device) into this storage in place (node
     ``CopyBackwards``; the gradient flows to ``src``).
 
-    Raises ``RuntimeError`` when ``src`` does not broadcast to this shape ("doesn't match the broadcast shape"),
-    when it partly overlaps this tensor's memory, and PyTorch's other in-place errors."""
-    check_tensor("copy_", "src", src)
+    ``src`` may be a Python number, as in PyTorch (``x.copy_(2.0)`` fills; the node's edge to it is None).
+    Into an integer or bool tensor values are cast as ``.to()`` casts them (floats truncate toward zero) and
+    no history is recorded, even from a ``src`` that requires grad.
+
+    Raises ``RuntimeError`` when ``src`` does not broadcast to this shape ("The size of tensor a ... must match
+    the size of tensor b"), when it partly overlaps this tensor's memory, and PyTorch's other in-place errors;
+    ``TypeError`` for a ``src`` that is neither a tensor nor a number."""
+    if not isinstance(src, Tensor) and is_number(src):
+        src = Tensor._make(np.asarray(num(src)), _device.CPU)  # PyTorch's wrapped number: float64, int64 or bool
+    check_tensor("copy_", "other", src)
     if src._device is not self._device:
         src = src.to(self._device)
     return inplace(self, copy_spec, (self, src))

@@ -16,6 +16,12 @@ from ._registry import apply, defop, public
 from .shape import diagonal, movedim, squeeze_dim_spec, squeeze_inplace_spec, unsafe_view_spec
 
 
+def _no_bool(kernel, a):
+    """PyTorch has no bool kernels for matrix products (NotImplementedError, "dot" not implemented for 'Bool')."""
+    if a.dtype.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def _mm(self, mat2):
     if self.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -27,6 +33,7 @@ def _mm(self, mat2):
     if self.dtype != mat2.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.ctype(self.dtype)} != "
                            f"{_dtype.ctype(mat2.dtype)}")
+    _no_bool("addmm_impl_cpu_", self)
     return self @ mat2
 
 
@@ -40,6 +47,7 @@ def _mv(self, vec):
         w = _dtype.word
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {w(vec.dtype)}, {w(self.dtype)}, "
                            f"and {w(vec.dtype)}")
+    _no_bool("addmv_impl_cpu", self)
     return as_array(self @ vec)
 
 
@@ -53,6 +61,7 @@ def _dot(self, tensor):
     if self.dtype != tensor.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_dtype.word(self.dtype)} and "
                            f"{_dtype.word(tensor.dtype)}")
+    _no_bool("dot", self)
     return as_array(self @ tensor)
 
 
@@ -64,6 +73,7 @@ def _bmm(self, mat2):
                            f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     if self.dtype != mat2.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.word(self.dtype)} but found {_dtype.word(mat2.dtype)}")
+    _no_bool("bmm", self)
     return self @ mat2
 
 

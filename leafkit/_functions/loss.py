@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from ._base import array_module, as_array, promote
+from ._base import array_module, as_array, promote, promote_types
 from ._registry import defop
 from .activation import clamp_min_no_grad, log_sigmoid, one_minus, type_as
 
@@ -51,16 +51,14 @@ def _mse_loss(self, target, reduction):
         self, target = promote(self, target)
     if self.dtype.kind != "f":
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_dtype.word(self.dtype)}'")
-    with np.errstate(all="ignore"):  # inf - inf and overflow: nan/inf, with no warning, as in PyTorch
-        diff = self - target
-        return _reduce(diff * diff, reduction)
+    diff = self - target
+    return _reduce(diff * diff, reduction)
 
 
 def _mse_loss_backward(grad_output, self, target, reduction):
     # PyTorch's kernel: norm * (self - target) * grad, with norm = 2 / numel for "mean"
     norm = self.dtype.type(2.0 / self.size if reduction == MEAN and self.size else 2.0)
-    with np.errstate(all="ignore"):
-        return as_array((norm * (self - target) * grad_output).astype(self.dtype, copy=False))
+    return as_array((norm * (self - target) * grad_output).astype(self.dtype, copy=False))
 
 
 def _mse_double(F, g, input, reduction):
@@ -105,10 +103,9 @@ def _smooth_l1_loss(self, target, reduction, beta):
     self, target = _elementwise_loss_args(self, target, "smooth_l1_cpu")
     xp = array_module(self)
     t = self.dtype.type
-    with np.errstate(all="ignore"):
-        z = xp.abs(self - target)
-        loss = xp.where(z < beta, t(0.5) * z * z / t(beta) if beta else z, z - t(0.5 * beta))
-        return _reduce(as_array(loss.astype(self.dtype, copy=False)), reduction)
+    z = xp.abs(self - target)
+    loss = xp.where(z < beta, t(0.5) * z * z / t(beta) if beta else z, z - t(0.5 * beta))
+    return _reduce(as_array(loss.astype(self.dtype, copy=False)), reduction)
 
 
 def _smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
@@ -116,11 +113,10 @@ def _smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
     xp = array_module(self)
     t = self.dtype.type
     norm = t(_norm(self, reduction))
-    with np.errstate(all="ignore"):
-        x = self - target
-        inner = norm * x * grad_output / t(beta) if beta else x * 0
-        out = xp.where(x < -beta, -norm * grad_output, xp.where(x > beta, norm * grad_output, inner))
-        return as_array(xp.asarray(out, dtype=self.dtype))
+    x = self - target
+    inner = norm * x * grad_output / t(beta) if beta else x * 0
+    out = xp.where(x < -beta, -norm * grad_output, xp.where(x > beta, norm * grad_output, inner))
+    return as_array(xp.asarray(out, dtype=self.dtype))
 
 
 def _smooth_l1_double_backward(F, grad, self, target, reduction, beta):
@@ -158,10 +154,9 @@ def _huber_loss(self, target, reduction, delta):
     self, target = _elementwise_loss_args(self, target, "huber_cpu")
     xp = array_module(self)
     t = self.dtype.type
-    with np.errstate(all="ignore"):
-        z = xp.abs(self - target)
-        loss = xp.where(z < delta, t(0.5) * z * z, t(delta) * (z - t(0.5 * delta)))
-        return _reduce(as_array(loss.astype(out_dtype, copy=False)), reduction)
+    z = xp.abs(self - target)
+    loss = xp.where(z < delta, t(0.5) * z * z, t(delta) * (z - t(0.5 * delta)))
+    return _reduce(as_array(loss.astype(out_dtype, copy=False)), reduction)
 
 
 def _huber_loss_backward(grad_output, self, target, reduction, delta):
@@ -170,11 +165,10 @@ def _huber_loss_backward(grad_output, self, target, reduction, delta):
     xp = array_module(self)
     t = self.dtype.type
     norm = t(_norm(self, reduction))
-    with np.errstate(all="ignore"):
-        x = self - target
-        out = xp.where(x < -delta, -norm * grad_output * t(delta),
-                       xp.where(x > delta, norm * grad_output * t(delta), norm * x * grad_output))
-        return as_array(xp.asarray(out, dtype=out_dtype))
+    x = self - target
+    out = xp.where(x < -delta, -norm * grad_output * t(delta),
+                   xp.where(x > delta, norm * grad_output * t(delta), norm * x * grad_output))
+    return as_array(xp.asarray(out, dtype=out_dtype))
 
 
 def _huber_double_backward(F, grad, self, target, reduction, delta):
@@ -225,26 +219,24 @@ def _binary_cross_entropy(self, target, weight, reduction):
     if not bool(((target >= 0) & (target <= 1)).all()):
         raise RuntimeError("all elements of target should be between 0 and 1")
     t = self.dtype.type
-    with np.errstate(all="ignore"):
-        # PyTorch clamps each log at -100, so a probability of exactly 0 or 1 gives a loss of 100, not inf
-        loss = ((target - t(1)) * xp.maximum(xp.log1p(-self), t(-100))
-                - target * xp.maximum(xp.log(self), t(-100)))
-        if weight is not None:
-            loss = loss * weight
-        return _reduce(as_array(xp.asarray(loss, dtype=self.dtype)), reduction)
+    # PyTorch clamps each log at -100, so a probability of exactly 0 or 1 gives a loss of 100, not inf
+    loss = ((target - t(1)) * xp.maximum(xp.log1p(-self), t(-100))
+            - target * xp.maximum(xp.log(self), t(-100)))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(as_array(xp.asarray(loss, dtype=self.dtype)), reduction)
 
 
 def _binary_cross_entropy_backward(grad_output, self, target, weight, reduction):
     _check_bce(self, target)
     xp = array_module(self)
     t = self.dtype.type
-    with np.errstate(all="ignore"):
-        g = grad_output * (self - target) / xp.maximum((t(1) - self) * self, t(_BCE_EPSILON))
-        if weight is not None:
-            g = g * weight
-        if reduction == MEAN:
-            g = g / t(self.size)
-        return as_array(xp.asarray(g, dtype=self.dtype))
+    g = grad_output * (self - target) / xp.maximum((t(1) - self) * self, t(_BCE_EPSILON))
+    if weight is not None:
+        g = g * weight
+    if reduction == MEAN:
+        g = g / t(self.size)
+    return as_array(xp.asarray(g, dtype=self.dtype))
 
 
 def _numel(x):
@@ -367,28 +359,27 @@ def _nll_loss(self, target, weight, reduction, ignore_index):
     rows = xp.arange(t.shape[0])
     w = None if weight is None else weight[safe]
     zero = self.dtype.type(0)
-    with np.errstate(all="ignore"):  # inf/nan inputs: PyTorch prints no warning
-        picked = x2[rows, safe]
-        if reduction == NONE and self.ndim == 2:
-            out = -picked if w is None else -picked * w
-            if keep is not None:
-                out = xp.where(keep, out, zero)  # an ignored row is 0., whatever its input holds
-            total = zero
+    picked = x2[rows, safe]
+    if reduction == NONE and self.ndim == 2:
+        out = -picked if w is None else -picked * w
+        if keep is not None:
+            out = xp.where(keep, out, zero)  # an ignored row is 0., whatever its input holds
+        total = zero
+    else:
+        # PyTorch's sum: start at 0 and subtract each kept term (so a zero loss is 0., never -0.)
+        terms = picked if w is None else picked * w
+        if keep is not None:
+            terms = terms[keep]
+        out = zero - terms.sum(dtype=self.dtype)
+        if w is None:
+            total = self.dtype.type(t.shape[0] if keep is None else int(keep.sum()))
         else:
-            # PyTorch's sum: start at 0 and subtract each kept term (so a zero loss is 0., never -0.)
-            terms = picked if w is None else picked * w
-            if keep is not None:
-                terms = terms[keep]
-            out = zero - terms.sum(dtype=self.dtype)
-            if w is None:
-                total = self.dtype.type(t.shape[0] if keep is None else int(keep.sum()))
-            else:
-                total = (w if keep is None else w[keep]).sum(dtype=self.dtype)
-            if reduction == MEAN:
-                out = out / total  # 0/0 = nan when every sample is ignored, as in PyTorch
-        out = xp.asarray(out, dtype=self.dtype)
-        if reduction != NONE or self.ndim == 1:
-            out = out.reshape(())
+            total = (w if keep is None else w[keep]).sum(dtype=self.dtype)
+        if reduction == MEAN:
+            out = out / total  # 0/0 = nan when every sample is ignored, as in PyTorch
+    out = xp.asarray(out, dtype=self.dtype)
+    if reduction != NONE or self.ndim == 1:
+        out = out.reshape(())
     return as_array(out), as_array(xp.asarray(total, dtype=self.dtype).reshape(()))
 
 
@@ -398,15 +389,14 @@ def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_inde
     rows = xp.arange(t.shape[0])
     w = None if weight is None else weight[safe]
     grad = xp.zeros(x2.shape, dtype=grad_output.dtype)
-    with np.errstate(all="ignore"):  # total 0 (zero weights) gives inf/nan, silently, as in PyTorch
-        if reduction == NONE:
-            vals = -grad_output.reshape(-1)
-        elif reduction == SUM:
-            vals = -grad_output
-        else:
-            vals = -(grad_output / total_weight)
-        if w is not None:
-            vals = vals * w
+    if reduction == NONE:
+        vals = -grad_output.reshape(-1)
+    elif reduction == SUM:
+        vals = -grad_output
+    else:
+        vals = -(grad_output / total_weight)
+    if w is not None:
+        vals = vals * w
     if keep is None:
         grad[rows, safe] = vals
     else:
@@ -438,42 +428,81 @@ def _log_sigmoid(x):
 
 
 def _bce_with_logits(self, target, weight, pos_weight, reduction):
+    """PyTorch's composition, step by step: ``(1 - target).mul_(input).sub_(log_sigmoid(input) [* log_weight])``
+    [``.mul_(weight)``]; each in-place step computes in the promoted dtype and stores in ``target``'s, so the
+    loss has ``target``'s dtype (a float64 target gives a float64 loss for float32 logits)."""
     if self.shape != target.shape:
         raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size ({list(self.shape)})")
-    with np.errstate(all="ignore"):
-        ls = _log_sigmoid(self)
-        if pos_weight is not None:
-            ls = ls * ((pos_weight - 1) * target + 1)
-        loss = (1 - target) * self - ls
-        if weight is not None:
-            loss = loss * weight
-        return _reduce(as_array(loss.astype(self.dtype, copy=False)), reduction)
+    td = target.dtype
+    if td.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if td.kind != "f":
+        raise RuntimeError(f"result type {_dtype.word(promote_types(self.dtype, td))} can't be cast to the desired "
+                           f"output type {_dtype.word(td)}")
+    ls = _log_sigmoid(self)
+    if pos_weight is not None:
+        ls = (ls * ((pos_weight - 1) * target + 1)).astype(self.dtype, copy=False)
+    loss = ((1 - target) * self).astype(td, copy=False)
+    loss = (loss - ls).astype(td, copy=False)
+    if weight is not None:
+        loss = (loss * weight).astype(td, copy=False)
+    return _reduce(as_array(loss), reduction)
 
 
-def _bce_self(F, grad, self, target, weight, pos_weight, reduction):
+def _dtype_of(x):
+    return getattr(x, "_data", x).dtype
+
+
+def _step(F, out, first):
+    """One of PyTorch's in-place steps (``a.sub_(b)``): computed in the promoted dtype, stored in ``a``'s.  A
+    recorded backward pass (``create_graph=True``) works out of place, as PyTorch's does under grad mode."""
+    if F.records or _dtype_of(out) == _dtype_of(first):
+        return out
+    return out.astype(_dtype_of(first))
+
+
+def _as_input_dtype(F, g, dtype):
+    """The engine's cast of a gradient to its input's dtype (``validate_outputs``), done here: the loss has
+    ``target``'s dtype, so the engine does not expect ``self``'s gradient to differ from it."""
+    return g if _dtype_of(g) == dtype else F.cast(g, dtype)
+
+
+def _bce_self(F, grad, self, target, weight, pos_weight, reduction, self_scalar_type):
+    """PyTorch's binary_cross_entropy_with_logits_backward: ``(sigmoid(x) - t) * grad`` (with ``pos_weight``:
+    ``((p*t + 1 - t) * sigmoid(x) - p*t) * grad``), times ``weight``, over ``numel`` for "mean"."""
     if pos_weight is not None:
         t = pos_weight * target
-        g = (t + 1 - target) * F.sigmoid(self) - t
+        g = t + 1
+        g = _step(F, g - target, g)
+        g = _step(F, g * F.sigmoid(self), g)
+        g = _step(F, g - t, g)
     else:
-        g = F.sigmoid(self) - target
-    g = g * grad
+        s = F.sigmoid(self)
+        g = _step(F, s - target, s)
+    g = _step(F, g * grad, g)
     if weight is not None:
-        g = g * weight
+        g = _step(F, g * weight, g)
     if reduction == MEAN:
         g = F.div_scalar(g, int(np.prod(self.shape)))
-    return g
+    return _as_input_dtype(F, g, self_scalar_type)
 
 
-def _bce_target(F, grad, self, target, weight, pos_weight, reduction):
+def _bce_target(F, grad, self, target_sym_sizes, target_scalar_type, weight, pos_weight, reduction):
+    """PyTorch's binary_cross_entropy_with_logits_target_backward: ``-x * grad`` (with ``pos_weight``:
+    ``(log_sigmoid(-x) - log_sigmoid(x) * p) * grad``), times ``weight``, over ``numel`` for "mean"."""
     if pos_weight is not None:
-        g = (log_sigmoid(F, -self) - log_sigmoid(F, self) * pos_weight) * grad
+        a = log_sigmoid(F, -self)
+        b = log_sigmoid(F, self)
+        g = _step(F, a - _step(F, b * pos_weight, b), a)
+        g = _step(F, g * grad, g)
     else:
         g = -self * grad
     if weight is not None:
-        g = g * weight
+        g = _step(F, g * weight, g)
     if reduction == MEAN:
-        g = F.div_scalar(g, int(np.prod(target.shape)))
-    return g
+        g = F.div_scalar(g, int(np.prod(target_sym_sizes)))
+    return _as_input_dtype(F, g, target_scalar_type)
 
 
 bce_with_logits_spec = defop(

@@ -61,26 +61,25 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     axes, bshape, m = _layout(input)
     dt = input.dtype
     pdt = weight.dtype if weight is not None else (running_mean.dtype if running_mean is not None else dt)
-    with np.errstate(all="ignore"):  # a channel of one value: the running variance divides by zero, as in PyTorch
-        if training:
-            mean = input.mean(axis=axes, dtype=_acc(dt))
-            var = ((input.astype(_acc(dt), copy=False) - mean.reshape(bshape)) ** 2).mean(axis=axes)
-            invstd = 1.0 / xp.sqrt(var + eps)
-            if running_mean is not None:  # in place, without a version bump: the buffers stay the same objects
-                running_mean[...] = (momentum * mean + (1 - momentum) * running_mean).astype(running_mean.dtype)
-            if running_var is not None:
-                unbiased = var * (m / (m - 1)) if m > 1 else var * xp.inf
-                running_var[...] = (momentum * unbiased + (1 - momentum) * running_var).astype(running_var.dtype)
-            save_mean, save_invstd = mean.astype(pdt), invstd.astype(pdt)
-            mean_b, invstd_b = mean, invstd
-        else:
-            mean_b = running_mean.astype(_acc(running_mean.dtype))
-            invstd_b = 1.0 / xp.sqrt(running_var.astype(_acc(running_var.dtype)) + eps)
-            save_mean = save_invstd = xp.zeros((0,), dtype=pdt)
-        # PyTorch's transform: out = x * alpha + beta, alpha = invstd * w, beta = b - mean * alpha
-        alpha = invstd_b if weight is None else invstd_b * weight.reshape(-1)
-        beta = -mean_b * alpha if bias is None else bias.reshape(-1) - mean_b * alpha
-        out = input * alpha.astype(dt).reshape(bshape) + beta.astype(dt).reshape(bshape)
+    if training:
+        mean = input.mean(axis=axes, dtype=_acc(dt))
+        var = ((input.astype(_acc(dt), copy=False) - mean.reshape(bshape)) ** 2).mean(axis=axes)
+        invstd = 1.0 / xp.sqrt(var + eps)
+        if running_mean is not None:  # in place, without a version bump: the buffers stay the same objects
+            running_mean[...] = (momentum * mean + (1 - momentum) * running_mean).astype(running_mean.dtype)
+        if running_var is not None:
+            unbiased = var * (m / (m - 1)) if m > 1 else var * xp.inf
+            running_var[...] = (momentum * unbiased + (1 - momentum) * running_var).astype(running_var.dtype)
+        save_mean, save_invstd = mean.astype(pdt), invstd.astype(pdt)
+        mean_b, invstd_b = mean, invstd
+    else:
+        mean_b = running_mean.astype(_acc(running_mean.dtype))
+        invstd_b = 1.0 / xp.sqrt(running_var.astype(_acc(running_var.dtype)) + eps)
+        save_mean = save_invstd = xp.zeros((0,), dtype=pdt)
+    # PyTorch's transform: out = x * alpha + beta, alpha = invstd * w, beta = b - mean * alpha
+    alpha = invstd_b if weight is None else invstd_b * weight.reshape(-1)
+    beta = -mean_b * alpha if bias is None else bias.reshape(-1) - mean_b * alpha
+    out = input * alpha.astype(dt).reshape(bshape) + beta.astype(dt).reshape(bshape)
     return as_array(out.astype(dt, copy=False)), as_array(save_mean), as_array(save_invstd)
 
 
@@ -96,21 +95,20 @@ def _native_batch_norm_backward(grad_out, input, weight, running_mean, running_v
     else:
         mean = running_mean.astype(_acc(running_mean.dtype))
         invstd = 1.0 / xp.sqrt(running_var.astype(_acc(running_var.dtype)) + eps)
-    with np.errstate(all="ignore"):
-        g = grad_out.astype(_acc(grad_out.dtype), copy=False)
-        centred = input.astype(_acc(dt), copy=False) - mean.reshape(bshape)
-        sum_g = g.sum(axis=axes)
-        dot = (g * centred).sum(axis=axes) if (output_mask[0] and train) or output_mask[1] else None
-        w = 1.0 if weight is None else weight.reshape(-1).astype(_acc(weight.dtype))
-        if output_mask[0]:
-            if train:  # PyTorch's CPU kernel: (g - (x - mean) * k - mean(g)) * invstd * w, k = dot * invstd^2 / M
-                k = (dot * invstd * invstd / m).reshape(bshape)
-                gi = (g - centred * k - (sum_g / m).reshape(bshape)) * (invstd * w).reshape(bshape)
-            else:
-                gi = g * (invstd * w).reshape(bshape)
-            gi = gi.astype(dt)
+    g = grad_out.astype(_acc(grad_out.dtype), copy=False)
+    centred = input.astype(_acc(dt), copy=False) - mean.reshape(bshape)
+    sum_g = g.sum(axis=axes)
+    dot = (g * centred).sum(axis=axes) if (output_mask[0] and train) or output_mask[1] else None
+    w = 1.0 if weight is None else weight.reshape(-1).astype(_acc(weight.dtype))
+    if output_mask[0]:
+        if train:  # PyTorch's CPU kernel: (g - (x - mean) * k - mean(g)) * invstd * w, k = dot * invstd^2 / M
+            k = (dot * invstd * invstd / m).reshape(bshape)
+            gi = (g - centred * k - (sum_g / m).reshape(bshape)) * (invstd * w).reshape(bshape)
         else:
-            gi = xp.zeros(input.shape, dtype=dt)
+            gi = g * (invstd * w).reshape(bshape)
+        gi = gi.astype(dt)
+    else:
+        gi = xp.zeros(input.shape, dtype=dt)
     wshape = weight.shape if weight is not None else (input.shape[1],)
     wdt = weight.dtype if weight is not None else dt
     gw = (dot * invstd).astype(wdt).reshape(wshape) if output_mask[1] else xp.zeros(wshape, dtype=wdt)

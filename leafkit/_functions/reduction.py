@@ -14,9 +14,10 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._tensor import Tensor
-from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims
+from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims, numpy_names
 from ._base import to_float, wrap_dims
 from ._registry import apply, defop, public
+from .inplace import inplace
 from .elementwise import maximum, minimum
 from .inplace import inplace
 from .shape import select
@@ -55,14 +56,16 @@ def _acc(a):
 
 def _mean(self):
     _need_float(self, "mean")
-    with np.errstate(all="ignore"):  # the mean of nothing is nan, silently, as in PyTorch
-        return as_array(self.mean(dtype=_acc(self)).astype(self.dtype))
+    if not self.size:  # the mean of nothing is nan, without NumPy's "Mean of empty slice" warning
+        return as_array(array_module(self).full((), np.nan, dtype=self.dtype))
+    return as_array(self.mean(dtype=_acc(self)).astype(self.dtype))
 
 
 def _mean_dim(self, dim, keepdim=False):
     _need_float(self, "mean")
-    with np.errstate(all="ignore"):
-        return as_array(self.mean(axis=dim, keepdims=keepdim, dtype=_acc(self)).astype(self.dtype))
+    if not self.size:  # nan where nothing is averaged; 0 elements stay 0 elements
+        return as_array((self.sum(axis=dim, keepdims=keepdim, dtype=_acc(self)) / 0).astype(self.dtype))
+    return as_array(self.mean(axis=dim, keepdims=keepdim, dtype=_acc(self)).astype(self.dtype))
 
 
 mean_spec = defop("mean", _mean,
@@ -76,6 +79,7 @@ mean_dim_spec = defop(
 
 
 @public("sum")
+@numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
     """Sum of all elements (``SumBackward0``, a 0-d tensor) or along ``dim`` (an int or tuple;
     ``SumBackward1``), keeping reduced dims of size 1 when ``keepdim``.  Integer and bool input sums to int64.
@@ -89,11 +93,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch'
 
 
 @public("mean")
+@numpy_names
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements (``MeanBackward0``) or along ``dim`` (``MeanBackward1``).
 
     Raises ``RuntimeError`` for integer input ("Input dtype must be either a floating point"), as PyTorch does."""
     check_tensor("mean", "input", input)
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+                           f"complex dtype. Got: {_dtype.word(dtype.np)}")
     src = input.to(dtype) if dtype is not None else input
     if dim is None:
         return apply(mean_spec, (src,))
@@ -165,14 +173,16 @@ def _extremum(spec_all, spec_dim, result_type, name):
     return fn
 
 
-public("max")(_extremum(max_spec, max_dim_spec, return_types.max, "max"))
-public("min")(_extremum(min_spec, min_dim_spec, return_types.min, "min"))
+public("max")(numpy_names(_extremum(max_spec, max_dim_spec, return_types.max, "max")))
+public("min")(numpy_names(_extremum(min_spec, min_dim_spec, return_types.min, "min")))
 
 
 def _arg_extremum(np_fn, name):
     def fn(input, dim=None, keepdim=False):
         check_tensor(name, "input", input)
         d = input._data
+        if d.dtype.kind == "b":
+            raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             if d.size == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -190,8 +200,8 @@ def _arg_extremum(np_fn, name):
     return fn
 
 
-public("argmax")(_arg_extremum(np.argmax, "argmax"))
-public("argmin")(_arg_extremum(np.argmin, "argmin"))
+public("argmax")(numpy_names(_arg_extremum(np.argmax, "argmax")))
+public("argmin")(numpy_names(_arg_extremum(np.argmin, "argmin")))
 
 
 # -- amax/amin, prod, cumsum/cumprod, var/std, logsumexp (task M1) --------------------------------------------------
@@ -458,9 +468,8 @@ def _variance(self, dim, correction, keepdim):
     axes = dim if dim is not None and self.ndim else None
     n = self.size if axes is None else int(np.prod([self.shape[d] for d in axes]))
     a = self.astype(np.float64, copy=False)  # PyTorch's CPU kernel accumulates in double
-    with np.errstate(all="ignore"):
-        centred = a - a.sum(axis=axes, keepdims=True) / n
-        return as_array((centred * centred).sum(axis=axes, keepdims=keepdim) / max(0, n - correction))
+    centred = a - a.sum(axis=axes, keepdims=True) / n
+    return as_array((centred * centred).sum(axis=axes, keepdims=keepdim) / max(0, n - correction))
 
 
 def _var(self, dim, correction, keepdim):
@@ -468,8 +477,7 @@ def _var(self, dim, correction, keepdim):
 
 
 def _std(self, dim, correction, keepdim):
-    with np.errstate(all="ignore"):
-        return as_array(array_module(self).sqrt(_variance(self, dim, correction, keepdim))).astype(self.dtype)
+    return as_array(array_module(self).sqrt(_variance(self, dim, correction, keepdim))).astype(self.dtype)
 
 
 def _two_over(d):
@@ -541,13 +549,12 @@ def _logsumexp(self, dim, keepdim=False):
     if a.ndim == 0:
         return a.copy()
     xp = array_module(a)
-    with np.errstate(all="ignore"):
-        if a.size:
-            m = a.max(axis=dim, keepdims=True)
-            m = xp.where(xp.abs(m) == np.inf, a.dtype.type(0), m)
-        else:
-            m = xp.zeros((1,) * a.ndim, dtype=a.dtype)
-        out = xp.log(xp.exp(a - m).sum(axis=dim, keepdims=True)) + m
+    if a.size:
+        m = a.max(axis=dim, keepdims=True)
+        m = xp.where(xp.abs(m) == np.inf, a.dtype.type(0), m)
+    else:
+        m = xp.zeros((1,) * a.ndim, dtype=a.dtype)
+    out = xp.log(xp.exp(a - m).sum(axis=dim, keepdims=True)) + m
     return as_array(out if keepdim else xp.squeeze(out, axis=dim))
 
 
@@ -665,6 +672,52 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
 
 
 # -- scatter / gather ---------------------------------------------------------------------------------------------
+def _nonempty(shape):
+    """PyTorch's ``ensure_nonempty_size``: a 0-d tensor counts as one element along one dimension."""
+    return tuple(shape) or (1,)
+
+
+def _check(name, self, dim, index, src=None):
+    """PyTorch's checks of gather and scatter, in its order: the index dtype (int32 or int64, unless the index is
+    empty), ``src``'s dtype, the index's number of dimensions and sizes, then the bounds of its values (negative
+    indices count as out of bounds)."""
+    empty = index.size == 0
+    if not empty and index.dtype != np.int64 and index.dtype != np.int32:
+        raise RuntimeError(f"{'gather' if name == 'gather' else 'scatter'}(): Expected dtype int32/int64 for index")
+    if name == "gather":
+        if empty:
+            return
+        s_shape, i_shape = _nonempty(self.shape), _nonempty(index.shape)
+        if len(s_shape) != len(i_shape):
+            raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        for d, (i, n) in enumerate(zip(i_shape, s_shape)):
+            if d != dim and i > n:
+                raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be no "
+                                   f"larger than self {list(self.shape)} apart from dimension {dim}")
+    else:
+        if hasattr(src, "dtype") and src.dtype != self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        if empty:
+            return
+        s_shape, i_shape = _nonempty(self.shape), _nonempty(index.shape)
+        if len(s_shape) != len(i_shape):
+            raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+        wrong = any(d != dim and i > n for d, (i, n) in enumerate(zip(i_shape, s_shape)))
+        if hasattr(src, "shape"):
+            wrong = wrong or any(i > n for i, n in zip(i_shape, _nonempty(src.shape)))
+            if wrong:
+                raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                                   f"apart from dimension {dim} and to be no larger size than src {list(src.shape)}")
+        elif wrong:
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                               f"apart from dimension {dim}")
+    size = _nonempty(self.shape)[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise RuntimeError(f"index {int(index[bad].reshape(-1)[0])} is out of bounds for dimension {dim} with size "
+                           f"{size}")
+
+
 def _src_part(src, index):
     """PyTorch reads only the first ``index.shape`` elements of ``src``."""
     if not hasattr(src, "shape"):
@@ -680,20 +733,29 @@ def _along(index, dim):
     return tuple(idx)
 
 
+def _as_1d(*arrays):
+    """0-d arrays as 1-element 1-d ones (PyTorch's kernels see a 0-d tensor as one element along one dimension)."""
+    return [a.reshape(1) if hasattr(a, "ndim") and a.ndim == 0 else a for a in arrays]
+
+
 def _scatter(self, dim, index, src):
-    out = self.copy()
-    out[_along(index, dim)] = _src_part(src, index) if hasattr(src, "shape") else self.dtype.type(src)
-    return out
+    _check("scatter", self, dim, index, src)
+    out, idx, s = _as_1d(self.copy(), index, src)
+    out[_along(idx, dim)] = _src_part(s, idx) if hasattr(s, "shape") else self.dtype.type(s)
+    return out.reshape(self.shape)
 
 
 def _gather(self, dim, index):
-    return as_array(self[_along(index, dim)])
+    _check("gather", self, dim, index)
+    a, idx = _as_1d(self, index)
+    return as_array(a[_along(idx, dim)]).reshape(index.shape)
 
 
 def _scatter_add(self, dim, index, src):
-    out = self.copy()
-    array_module(self).add.at(out, _along(index, dim), _src_part(src, index))
-    return out
+    _check("scatter_add", self, dim, index, src)
+    out, idx, s = _as_1d(self.copy(), index, src)
+    array_module(self).add.at(out, _along(idx, dim), _src_part(s, idx))
+    return out.reshape(self.shape)
 
 
 scatter_spec = defop("scatter", lambda self, index, src, dim: _scatter(self, dim, index, src),
@@ -714,38 +776,64 @@ scatter_add_spec = defop("scatter_add", lambda self, index, src, dim: _scatter_a
                          src=lambda F, grad, dim, index: F.gather(grad, index, dim))
 
 
-def _index_arg(index, name):
+def _scatter_args(input, dim, index, src, value, name):
     check_tensor(name, "index", index, 3)
-    if index._data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
-    return index
-
-
-@public("scatter")
-def scatter(input, dim, index, src=None, *, value=None):
-    """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``
-    (``ScatterBackward0`` / ``ScatterBackward1``)."""
-    check_tensor("scatter", "input", input)
     d = _dim(dim, input._data.ndim)
     if src is None:
         src = value
     if isinstance(src, Tensor):
-        return apply(scatter_spec, (input, _index_arg(index, "scatter"), src, d))
-    return apply(scatter_value_spec, (input, _index_arg(index, "scatter"), src, d))
+        return scatter_spec, (input, index, src, d)
+    return scatter_value_spec, (input, index, src, d)
+
+
+@public("scatter")
+@numpy_names
+def scatter(input, dim, index, src=None, *, value=None):
+    """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``
+    (``ScatterBackward0`` / ``ScatterBackward1``).
+
+    ``index`` is int64 or int32, with as many dimensions as ``input`` and no larger than it (apart from ``dim``)
+    or than ``src``; PyTorch's RuntimeError otherwise, and for an index out of bounds (negative ones too) or a
+    ``src`` of another dtype."""
+    check_tensor("scatter", "input", input)
+    spec, args = _scatter_args(input, dim, index, src, value, "scatter")
+    return apply(spec, args)
+
+
+@public("scatter_", function=False)
+def scatter_(self, dim, index, src=None, *, value=None):
+    """In-place :meth:`scatter`."""
+    spec, args = _scatter_args(self, dim, index, src, value, "scatter_")
+    return inplace(self, spec, args)
 
 
 @public("gather")
+@numpy_names
 def gather(input, dim, index):
-    """The elements of ``input`` at ``index`` along ``dim`` (``GatherBackward0``)."""
+    """The elements of ``input`` at ``index`` along ``dim`` (``GatherBackward0``); the result has ``index``'s shape.
+
+    ``index`` is int64 or int32, with as many dimensions as ``input`` and no larger than it apart from ``dim``;
+    PyTorch's RuntimeError otherwise and for an index out of bounds (negative ones too)."""
     check_tensor("gather", "input", input)
-    return apply(gather_spec, (input, _index_arg(index, "gather"), _dim(dim, input._data.ndim)))
+    check_tensor("gather", "index", index, 3)
+    return apply(gather_spec, (input, index, _dim(dim, input._data.ndim)))
 
 
 @public("scatter_add")
+@numpy_names
 def scatter_add(input, dim, index, src):
-    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (``ScatterAddBackward0``)."""
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (``ScatterAddBackward0``); the checks of
+    :func:`scatter`."""
     check_tensor("scatter_add", "input", input)
-    return apply(scatter_add_spec, (input, _index_arg(index, "scatter_add"), src, _dim(dim, input._data.ndim)))
+    check_tensor("scatter_add", "index", index, 3)
+    return apply(scatter_add_spec, (input, index, src, _dim(dim, input._data.ndim)))
+
+
+@public("scatter_add_", function=False)
+def scatter_add_(self, dim, index, src):
+    """In-place :meth:`scatter_add`."""
+    check_tensor("scatter_add_", "index", index, 3)
+    return inplace(self, scatter_add_spec, (self, index, src, _dim(dim, self._data.ndim)))
 
 
 # -- norm ------------------------------------------------------------------------------------------------------------
@@ -755,15 +843,14 @@ def _vector_norm(self, ord, dim, keepdim):
                            f"{_dtype.word(self.dtype)}")
     xp = array_module(self)
     a = xp.abs(self)
-    with np.errstate(all="ignore"):
-        if ord == 2:
-            out = xp.sqrt((a * a).sum(axis=dim, keepdims=keepdim))
-        elif ord == 1:
-            out = a.sum(axis=dim, keepdims=keepdim)
-        elif ord == float("inf"):
-            out = a.max(axis=dim, keepdims=keepdim)
-        else:
-            out = (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
+    if ord == 2:
+        out = xp.sqrt((a * a).sum(axis=dim, keepdims=keepdim))
+    elif ord == 1:
+        out = a.sum(axis=dim, keepdims=keepdim)
+    elif ord == float("inf"):
+        out = a.max(axis=dim, keepdims=keepdim)
+    else:
+        out = (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
     return as_array(out.astype(self.dtype))
 
 
@@ -782,6 +869,7 @@ norm_spec = defop("linalg_vector_norm", _vector_norm, self=_norm_backward)
 
 
 @public("norm")
+@numpy_names
 def norm(input, p=2, dim=None, keepdim=False, dtype=None):
     """The vector p-norm over all elements or along ``dim`` (``LinalgVectorNormBackward0``); ``p`` 1 or 2 (and
     ``inf`` without gradient).  The gradient of the 2-norm at zero is zero, as in PyTorch."""
@@ -801,19 +889,23 @@ def _softmax_dtype(a, name):
 
 def _softmax(self, dim):
     _softmax_dtype(self, "softmax")
+    if not self.size:  # nothing to normalise: an empty result of the same shape, as in PyTorch
+        return self.copy()
     d = dim if self.ndim else None
-    with np.errstate(all="ignore"):  # inf/nan logits give nan quietly, as in PyTorch
-        z = self - self.max(axis=d, keepdims=True)
-        e = np.exp(z)
-        return as_array(e / e.sum(axis=d, keepdims=True))
+    a = self.astype(np.float32) if self.dtype == np.float16 else self  # half is computed in float, as PyTorch does
+    z = a - a.max(axis=d, keepdims=True)
+    e = np.exp(z)
+    return as_array((e / e.sum(axis=d, keepdims=True)).astype(self.dtype, copy=False))
 
 
 def _log_softmax(self, dim):
     _softmax_dtype(self, "log_softmax")
+    if not self.size:
+        return self.copy()
     d = dim if self.ndim else None
-    with np.errstate(all="ignore"):
-        z = self - self.max(axis=d, keepdims=True)
-        return as_array(z - np.log(np.exp(z).sum(axis=d, keepdims=True)))
+    a = self.astype(np.float32) if self.dtype == np.float16 else self
+    z = a - a.max(axis=d, keepdims=True)
+    return as_array((z - np.log(np.exp(z).sum(axis=d, keepdims=True))).astype(self.dtype, copy=False))
 
 
 softmax_spec = defop("softmax", _softmax, node="SoftmaxBackward0",
@@ -846,6 +938,7 @@ defop("log_softmax_backward_data",
 
 
 @public("softmax")
+@numpy_names
 def softmax(input, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``, computed stably (``SoftmaxBackward0``)."""
     check_tensor("softmax", "input", input)
@@ -854,6 +947,7 @@ def softmax(input, dim, dtype=None):
 
 
 @public("log_softmax")
+@numpy_names
 def log_softmax(input, dim, dtype=None):
     """x - logsumexp(x) along ``dim``, stable for very large logits (``LogSoftmaxBackward0``)."""
     check_tensor("log_softmax", "input", input)

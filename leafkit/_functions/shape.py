@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Size, Tensor
-from ._base import array_module, as_array, check_tensor, dim as _dim
+from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims, numpy_names, promote_types
 from ._registry import apply, defop, public
 from .copy import clone
 from .views import mark_multi_output_views
@@ -28,6 +28,16 @@ T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw "
     "an error in a future release. Consider `x.mT` to transpose batches of matrices or "
     "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
+T_0D_WARNING = "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+MT_0D_WARNING = "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases."
+_warned = set()
+
+
+def _warn_once(message) -> None:
+    """PyTorch's ``TORCH_WARN_ONCE``: the first time in the process only."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def shape_arg(shape):
@@ -40,15 +50,19 @@ def shape_arg(shape):
 def infer_shape(shape, numel):
     """Resolve one ``-1`` in ``shape``; raise PyTorch's error when sizes disagree."""
     shape = tuple(int(s) for s in shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for s in shape:
-        if s != -1:
-            if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+    for i, s in enumerate(shape):
+        if s == -1:
+            if shape.index(-1) != i:
+                raise RuntimeError("only one dimension can be inferred")
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape [{', '.join(map(str, shape))}]")
+        else:
             known *= s
     if -1 in shape:
+        if numel == 0 and known == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape [{', '.join(map(str, shape))}] because "
+                               "the unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -163,6 +177,23 @@ def _squeeze_dim_backward(F, grad, self_sym_sizes, dim):
 
 squeeze_dim_spec = defop("squeeze_dim", _squeeze_dim, node="SqueezeBackward1", view=True,
                          self=_squeeze_dim_backward)
+
+
+def _squeeze_dims(self, dims):
+    if self.ndim == 0:
+        return self.view()
+    drop = tuple(d for d in dims if self.shape[d] == 1)
+    return array_module(self).squeeze(self, drop) if drop else self.view()
+
+
+def _squeeze_dims_backward(F, grad, self_sym_sizes, dims):
+    for d in sorted(d for d in dims if self_sym_sizes and self_sym_sizes[d] == 1):
+        grad = F.unsqueeze(grad, d)
+    return grad
+
+
+squeeze_dims_spec = defop("squeeze_dims", _squeeze_dims, node="SqueezeBackward2", view=True,
+                          self=_squeeze_dims_backward)
 # matmul's ``squeeze_(0)`` after ``vector @ matrix``: PyTorch's node for the in-place squeeze
 squeeze_inplace_spec = defop("squeeze_inplace_dim", _squeeze_dim, node="SqueezeBackward4",
                              self=_squeeze_dim_backward)
@@ -207,8 +238,17 @@ defop("slice_backward", _slice_backward, inputs=("grad_output",),
       grad_output=lambda F, grad, dim, start, end, step: F.slice(grad, dim, start, end, step))
 
 
+@public("select")
+@numpy_names
 def select(input, dim, index):
-    """``input`` at ``index`` along ``dim``, as a view (``SelectBackward0``)."""
+    """``input`` at ``index`` along ``dim``, as a view with one dimension fewer (``SelectBackward0``).
+
+    Raises ``IndexError`` for ``dim`` out of range ("Dimension out of range") and for ``index`` out of range
+    ("select(): index 3 out of range for tensor of size [2, 3] at dimension 0"); a 0-d tensor has nothing to
+    select from ("select() cannot be applied to a 0-dim tensor.")."""
+    check_tensor("select", "input", input)
+    if input._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _dim(dim, input._data.ndim)
     size = input._data.shape[d]
     if not -size <= index < size:
@@ -227,24 +267,41 @@ def slice_dim(input, dim, sl):
 
 
 # -- cat / stack / unbind (any number of tensors) -----------------------------------------------------------------
+def _legacy_empty(shape) -> bool:
+    """PyTorch's cat skips 1-D tensors of size 0 (``torch.zeros(0)``), whatever the other tensors' shapes."""
+    return len(shape) == 1 and shape[0] == 0
+
+
 def _cat(dim, *tensors):
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, a in enumerate(tensors):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dtype = tensors[0].dtype
+    for a in tensors[1:]:
+        dtype = promote_types(dtype, a.dtype)
+    kept = [(i, a) for i, a in enumerate(tensors) if not _legacy_empty(a.shape)]
+    if not kept:
+        return array_module(tensors[0]).zeros((0,), dtype=dtype)
     d = dim
-    first = tensors[0]
-    for i, a in enumerate(tensors[1:], 1):
+    i0, first = kept[0]
+    for i, a in kept[1:]:
         if a.ndim != first.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {a.ndim}")
         for k in range(a.ndim):
             if k != d and a.shape[k] != first.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{first.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
-    return array_module(first).concatenate(tensors, axis=d)
+    return array_module(first).concatenate([a.astype(dtype, copy=False) for _, a in kept], axis=d)
 
 
 def _cat_backward(F, grad, dim, tensors_sym_sizes):
     out, offset = [], 0
     for shape in tensors_sym_sizes:
+        if _legacy_empty(shape):  # a skipped tensor gets an empty gradient
+            out.append(F.new_zeros((0,), grad))
+            continue
         out.append(F.slice(grad, dim, offset, offset + shape[dim], 1))
         offset += shape[dim]
     return out
@@ -285,15 +342,18 @@ def _tensor_list(tensors, fn):
 
 
 @public("cat", "concat", "concatenate", method=False)
+@numpy_names
 def cat(tensors, dim=0):
     """Concatenate along ``dim`` (``CatBackward0``; each input gets its slice of the gradient)."""
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    return apply(cat_spec, (_dim(dim, tensors[0]._data.ndim), *tensors))
+    ref = next((t for t in tensors if not _legacy_empty(t._data.shape)), tensors[0])  # dim wraps against it
+    return apply(cat_spec, (_dim(dim, ref._data.ndim), *tensors))
 
 
 @public("stack", method=False)
+@numpy_names
 def stack(tensors, dim=0):
     """Stack tensors of one shape along a new ``dim`` (``StackBackward0``)."""
     tensors = _tensor_list(tensors, "stack")
@@ -303,6 +363,7 @@ def stack(tensors, dim=0):
 
 
 @public("unbind")
+@numpy_names
 def unbind(input, dim=0):
     """The slices along ``dim`` as a tuple of views (one ``UnbindBackward0`` node for all, as in PyTorch).
 
@@ -315,22 +376,37 @@ def unbind(input, dim=0):
 
 
 # -- the public shape surface ----------------------------------------------------------------------------------------
+def _sizes(args, keyword, name):
+    """``f(2, 3)``, ``f((2, 3))`` and ``f(size=(2, 3))`` alike (PyTorch accepts the keyword too)."""
+    if keyword is not None:
+        if args:
+            raise TypeError(f"{name}() got multiple values for argument")
+        return tuple(keyword)
+    return shape_arg(args)
+
+
 @public("view", function=False)
-def view(self, *shape):
+def view(self, *shape, size=None):
     """The same storage seen with another shape (``ViewBackward0``); one size may be -1.
 
-    Raises ``RuntimeError`` when sizes disagree ("is invalid for input of size") or when the memory layout
-    would need a copy ("view size is not compatible ... Use .reshape(...) instead.")."""
+    Raises ``RuntimeError`` when sizes disagree ("is invalid for input of size"; "cannot reshape tensor of 0
+    elements ... ambiguous" for -1 with no elements) or when the memory layout would need a copy ("view size is
+    not compatible ... Use .reshape(...) instead.")."""
+    if size is not None:
+        shape = (tuple(size),)
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("leafkit does not support view(dtype); use .to(dtype)")
     return apply(view_spec, (self, shape_arg(shape)))
 
 
 @public("reshape")
-def reshape(input, *shape):
+def reshape(input, *shape, **kwargs):
     """Like :meth:`view` when the layout allows (``ViewBackward0``); otherwise a contiguous copy first
-    (``CloneBackward0`` then ``UnsafeViewBackward0``), exactly as PyTorch does."""
-    shape = shape_arg(shape)
+    (``CloneBackward0`` then ``UnsafeViewBackward0``), exactly as PyTorch does.  The shape may also be given as
+    ``shape=``."""
+    shape = _sizes(shape, kwargs.pop("shape", None), "reshape")
+    if kwargs:
+        raise TypeError(f"reshape() got an unexpected keyword argument '{next(iter(kwargs))}'")
     d = input._data
     if d.flags.c_contiguous:
         return apply(view_spec, (input, shape))
@@ -345,6 +421,7 @@ public("expand_as", function=False)(lambda self, other: self.expand(other.shape)
 
 
 @public("flatten")
+@numpy_names
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a ``reshape``)."""
     nd = input._data.ndim
@@ -378,28 +455,37 @@ def transpose(input, dim0, dim1):
 
 
 @public("permute")
-def permute(input, *dims):
-    """Reorder all dimensions: a view (``PermuteBackward0``)."""
+def permute(input, *dims, **kwargs):
+    """Reorder all dimensions: a view (``PermuteBackward0``); ``permute(1, 0)``, ``permute((1, 0))`` or
+    ``permute(dims=(1, 0))``."""
+    dims = _sizes(dims, kwargs.pop("dims", None), "permute")
+    if kwargs:
+        raise TypeError(f"permute() got an unexpected keyword argument '{next(iter(kwargs))}'")
     nd = input._data.ndim
-    return apply(permute_spec, (input, tuple(_dim(d, nd) for d in shape_arg(dims))))
+    return apply(permute_spec, (input, tuple(_dim(d, nd) for d in dims)))
 
 
 @public("expand", function=False)
-def expand(self, *sizes):
+def expand(self, *sizes, size=None):
     """Broadcast size-1 dims to ``sizes`` without copying (``ExpandBackward0``); -1 keeps a size.
     The gradient is summed back to the original shape."""
-    return apply(expand_spec, (self, shape_arg(sizes)))
+    return apply(expand_spec, (self, _sizes(sizes, size, "expand")))
 
 
 @public("squeeze")
+@numpy_names
 def squeeze(input, dim=None):
-    """Drop dimensions of size 1 (all: ``SqueezeBackward0``; one dim: ``SqueezeBackward1``). A view."""
+    """Drop dimensions of size 1: all of them (``SqueezeBackward0``), one ``dim`` (``SqueezeBackward1``), or those
+    of a tuple or list of dims (``SqueezeBackward2``); a dim whose size is not 1 stays. A view."""
     if dim is None:
         return apply(squeeze_spec, (input,))
+    if isinstance(dim, (tuple, list)):
+        return apply(squeeze_dims_spec, (input, _dims(dim, input._data.ndim) if len(dim) else ()))
     return apply(squeeze_dim_spec, (input, _dim(dim, input._data.ndim)))
 
 
 @public("unsqueeze")
+@numpy_names
 def unsqueeze(input, dim):
     """Insert a dimension of size 1 at ``dim``: a view (``UnsqueezeBackward0``)."""
     n = input._data.ndim + 1
@@ -409,18 +495,26 @@ def unsqueeze(input, dim):
 
 
 def _T(self):
-    """All dimensions reversed (``PermuteBackward0``); like PyTorch, warns unless the tensor is 2-D."""
-    if self._data.ndim != 2:
-        warnings.warn(T_WARNING, UserWarning, stacklevel=2)
-    return apply(permute_spec, (self, tuple(range(self._data.ndim - 1, -1, -1))))
+    """All dimensions reversed (``PermuteBackward0``); like PyTorch, warns (once per process) unless the tensor is
+    2-D, with its own message for a 0-d tensor."""
+    nd = self._data.ndim
+    if nd != 2:
+        _warn_once(T_0D_WARNING if nd == 0 else T_WARNING)
+    return apply(permute_spec, (self, tuple(range(nd - 1, -1, -1))))
 
 
 def _mT(self):
-    """The last two dimensions swapped (``TransposeBackward0``)."""
-    if self._data.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
-                           "tensor.")
-    return apply(transpose_spec, (self, self._data.ndim - 2, self._data.ndim - 1))
+    """The last two dimensions swapped (``TransposeBackward0``); a 0-d tensor is returned as it is, with PyTorch's
+    deprecation warning (once per process).
+
+    Raises ``RuntimeError`` for a 1-D tensor."""
+    nd = self._data.ndim
+    if nd == 0:
+        _warn_once(MT_0D_WARNING)
+        return self
+    if nd < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {nd}-D tensor.")
+    return apply(transpose_spec, (self, nd - 2, nd - 1))
 
 
 Tensor.T = property(_T)

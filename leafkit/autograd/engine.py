@@ -499,14 +499,33 @@ def _retain(ref, g, device, create_graph, step=None):
 
 
 def _call_node_hook(fn, args, dev, expect):
+    """Call a Node hook (``fn(grad_inputs, grad_outputs)``) or pre-hook (``fn(grad_outputs)``) and check what it
+    returns as PyTorch's ``check_hook_result`` does: ``None`` keeps the gradients, anything else must be a tuple of
+    ``expect`` values, each None or a tensor of the replaced gradient's dtype, size and device; a None gradient
+    stays None.  Raises TypeError ("expected tuple, but hook returned 'list'") and RuntimeError ("hook 'f' has
+    returned an incorrect number of values", "can't replace a None gradient with a non-None value", "hook 'f' has
+    changed the type of value ...")."""
     wrapped = [tuple(_as_tensor(g, dev) for g in a) for a in args]
     r = fn(*wrapped)
     if r is None:
         return None
-    r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+    name = getattr(fn, "__name__", repr(fn))
     if len(r) != expect:
-        name = getattr(fn, "__name__", repr(fn))
-        raise RuntimeError(f"hook '{name}' returned an incorrect number of values (got {len(r)}, but expected "
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got {len(r)}, but expected "
                            f"{expect})")
+    for old, new in zip(wrapped[0], r):
+        if new is None:
+            continue
+        if old is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        if not isinstance(new, api.tensor_type):
+            raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+        if new._data.dtype != old._data.dtype or new._device != old._device:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {old._type_string()} got "
+                               f"{new._type_string()})")
+        if new._data.shape != old._data.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
     keep_tensors = _state.enabled  # a recorded pass keeps tensors; a plain one works on arrays
     return [x if (x is None or keep_tensors or not isinstance(x, api.tensor_type)) else x._data for x in r]

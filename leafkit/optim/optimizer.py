@@ -12,6 +12,8 @@ import copy
 import warnings
 from collections import defaultdict
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 
@@ -151,7 +153,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with no_grad(), np.errstate(all="ignore"):  # inf/nan gradients give inf/nan parameters, silently, as in PyTorch
             for group in self.param_groups:
                 self._update_group(group)
         return loss

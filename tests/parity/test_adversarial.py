@@ -43,7 +43,16 @@ def test_discrepancy(name):
         assert g == w, g[0]
 
 
-@pytest.mark.parametrize("name", sorted(MISSING))
+#: API deliberately left out, with the reason; the test still runs and must keep failing (strict xfail), so the day
+#: it works the entry has to go.
+NOT_PLANNED = {
+    "bfloat16": "NumPy has no bfloat16: the engine picks kernels and promotion by NumPy dtype kind, and ml_dtypes' "
+                "bfloat16 is a kind-'V' type that none of them accept (README, 'What leafkit leaves out')",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=NOT_PLANNED[n], strict=True))
+                                  if n in NOT_PLANNED else n for n in sorted(MISSING)])
 def test_missing_api(name):
     """PyTorch API a learner meets (values, node names, first derivatives) that leafkit lacks or gets wrong."""
     want, got = Recorder(torch), Recorder(leafkit)
@@ -81,15 +90,6 @@ def _is_set(step):
 
 KNOWN = {
     # minimal case name -> predicate(step, a, b): skip the step while that case fails
-    "clamp_with_tensor_bounds": lambda step, a, b: step[1] == "clamp_t",
-    "where_both_scalar_branches_dtype": lambda step, a, b: step[1] == "where_both_scalar",
-    "index_put_requires_matching_dtypes": lambda step, a, b: _is_set(step) and step[5][0] in ADVANCED_KEYS and (
-        a.dtype != b.dtype),
-    "setitem_shape_errors_are_runtime_errors": lambda step, a, b: _is_set(step) and step[5][0] in ADVANCED_KEYS and (
-        step[5][0] == "mask" or step[5][1] == "full"),
-    "value_shape_is_checked_before_index_bounds": lambda step, a, b: _is_set(step) and (
-        step[5][0] in ADVANCED_KEYS and tuple(a.shape) != (2, 3)),
-    "writes_into_expanded_tensors": lambda step, a, b: step[0] in ("set", "inplace") and 0 in a.stride(),
 }
 
 
