@@ -253,6 +253,36 @@ def test_grad_points_exercise_judges_each_case(answer, verdict):
     assert out[3].startswith(verdict), (answer, out[3])
 
 
+#: Lesson 8, exercise 3 (a leaf made from image that requires grad, image unchanged): more answers and
+#: how the check must start its verdict (English lesson).  A leaf of other values used to pass: the
+#: check compared x.grad (the weight row, whatever x holds) instead of x.
+IMAGE_ANSWERS = [
+    ("x = image.clone().requires_grad_()", "Right!"),
+    ("x = image.detach().clone()\nx.requires_grad = True", "Right!"),
+    ("x = (image * 1).requires_grad_()", "Right!"),
+    ("x = image.requires_grad_()", "Not quite. image itself requires grad now"),
+    ("x = image.clone()", "Not quite. x does not require grad"),
+    ("x = image.clone().requires_grad_() * 2", "Not quite. x was made by a recorded operation (MulBackward0)"),
+    ("x = torch.zeros(4, requires_grad=True)", "Not quite. x holds [0.0, 0.0, 0.0, 0.0]"),
+    ("x = image.clone().reshape(2, 2).requires_grad_()", "Not quite. x holds [[1.0, 2.0], [3.0, 4.0]]"),
+]
+
+
+@pytest.mark.parametrize("answer,verdict", IMAGE_ANSWERS)
+def test_saliency_exercise_judges_each_case(answer, verdict):
+    """Only the check helper, the answer and the check run (the lesson trains two GANs before them)."""
+    entry = next(e for _, e in lessons("en") if e.stem == "08_detach_in_practice")
+    cells = {c.metadata.get("label"): c.source for c in read_source("en", entry).cells if c.cell_type == "code"}
+    ns: dict = {"__name__": "__lesson__"}
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(cells["import"], ns)
+        exec(cells["check-helper"], ns)
+        exec("image = torch.tensor([1.0, 2.0, 3.0, 4.0])\n" + answer, ns)
+        exec(cells["check-3"], ns)
+    assert buf.getvalue().startswith(verdict), (answer, buf.getvalue())
+
+
 # ---------------------------------------------------------------- the check helper ----
 def helper_namespace(lang: str = "en") -> dict:
     """The namespace after running lesson 0's ``check-helper`` cell."""

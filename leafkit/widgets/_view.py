@@ -708,6 +708,8 @@ class Explorer:
                                       padding="0 18px 0 0"))
         right = W.VBox([self.drawing_view, *right_extra],
                        layout=W.Layout(flex="1 1 320px", min_width="320px"))
+        self._left_column = left
+        self._left_basis = int(str(left_width).rstrip("px"))
         body = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap", align_items="flex-start",
                                                      justify_content="center"))
         ctl = W.VBox(list(controls), layout=W.Layout(margin="6px 0 8px 0"))
@@ -736,6 +738,39 @@ class Explorer:
     def _show_drawing(self, drawing, caption=None) -> None:
         self.drawing = drawing
         self.drawing_pane.show(drawing, caption=caption)
+        if self.WIDE_DRAWINGS:
+            self._fit_drawing_column()
+
+    #: True: a drawing wider than its column claims room from the left column (see
+    #: :meth:`_fit_drawing_column`).  Off for explorers whose left column holds wide controls.
+    WIDE_DRAWINGS = False
+    #: The narrowest the left column's flex basis becomes for a wide drawing, in pixels.
+    WIDE_DRAWING_LEFT_MIN = 520
+
+    def _fit_drawing_column(self) -> None:
+        """Narrow the left column's flex basis when the drawing is wider than the room it would get.
+
+        The explorer is at most 1280 px wide (about 1250 inside); with the left column at its full
+        basis (650-700 px) a wide graph, such as five ``SelectBackward0`` side by side, was scaled to
+        about 480 px and its labels became too small to read.  The left basis becomes 1250 px minus
+        the drawing's natural width, but not less than ``WIDE_DRAWING_LEFT_MIN``.  (A flex basis, not
+        a width: the two columns still share a narrower notebook as before, and only wrap below each
+        other where both minimum widths do not fit.)  The basis only shrinks, so that stepping through
+        one graph, whose edge labels come and go, does not move the columns back and forth.
+        """
+        left = getattr(self, "_left_column", None)
+        svg = self.drawing_pane.svg
+        if left is None or not svg:
+            return
+        m = _SIZE_RE.search(svg)
+        if m is None:
+            return
+        width = float(m.group(2)) * 4 / 3 * self.drawing_pane.zoom
+        full = self._left_basis
+        basis = int(max(self.WIDE_DRAWING_LEFT_MIN, min(full, 1250 - width)))
+        if basis < getattr(self, "_left_now", full):
+            self._left_now = basis
+            left.layout.flex = f"0 1 {basis}px"
 
     # -- safety ---------------------------------------------------------
     def _guard(self, fn):

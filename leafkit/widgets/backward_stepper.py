@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import re
 import sys
 import warnings
 
@@ -135,6 +136,7 @@ TEXT = {
         "legend_leaf": "leaf tensor (AccumulateGrad)",
         "legend_out": "where backward starts",
         "legend_freed": "saved tensors freed",
+        "legend_retains": "double border: it made a tensor that keeps its gradient (retain_grad())",
         "legend_edge": "gradient sent along the edge",
         "start": (
             "Nothing has run yet. The first Step runs {root}, the grad_fn of `{loss}`, with the gradient "
@@ -193,6 +195,10 @@ TEXT = {
         "done_freed": " The graph's saved tensors are freed: another backward through it raises an error.",
         "replayed": (
             " (Shown again from the record: Back put every .grad back to what it was after step {k}; "
+            "the pass itself has already run {n} steps.)"
+        ),
+        "reset_note": (
+            " (Shown again from the record: Reset put every .grad back to what it was before the pass; "
             "the pass itself has already run {n} steps.)"
         ),
         "error": "The pass stopped at step {k} with an error, exactly as `{stmt}` stops.",
@@ -265,6 +271,7 @@ TEXT = {
         "legend_leaf": "叶子张量（AccumulateGrad）",
         "legend_out": "反向传播的起点",
         "legend_freed": "保存的张量已释放",
+        "legend_retains": "双线边框：它产生的张量保留梯度（retain_grad()）",
         "legend_edge": "沿这条边传出的梯度",
         "start": (
             "还没有运行任何节点。第一次单步会运行 {root}，也就是 `{loss}` 的 grad_fn，传给它的梯度是 "
@@ -316,6 +323,7 @@ TEXT = {
         "replayed": (
             "（这是按记录重放的：“后退”把每个 .grad 恢复成第 {k} 步之后的样子；真正的反向传播已经运行了 {n} 步。）"
         ),
+        "reset_note": "（这是按记录重放的：“重置”把每个 .grad 恢复成反向传播之前的样子；真正的反向传播已经运行了 {n} 步。）",
         "error": "反向传播在第 {k} 步出错停下了，和 `{stmt}` 一样。",
         "error_start": "反向传播没能开始，和 `{stmt}` 一样。",
         "hint_scalar": (
@@ -647,6 +655,7 @@ class BackwardStepper(Explorer):
         "BackwardStepper(loss)"
     )
     css_class = "lk-backward-stepper"
+    WIDE_DRAWINGS = True
 
     def __init__(self, loss, gradient=None, retain_graph=False, params=None, zoom=1.0, lang=None):
         super().__init__(zoom=zoom, lang=lang)
@@ -677,6 +686,7 @@ class BackwardStepper(Explorer):
         self._initial: dict = {}
         self._incoming: dict = {}
         self.grads: dict = {}
+        self._shows_retained = False  # the drawing has a node with a double border (set by _draw)
         self._structure()
         self._keep_names()
 
@@ -1248,9 +1258,15 @@ class BackwardStepper(Explorer):
             return head + (sep + hint.strip() if hint else "")
         if not shown:
             if self.loss.grad_fn is None:
-                return t("start_leaf", loss=loss, g=self._start_gradient_text())
-            why = t("why_vector") if self.gradient is not None else t("why_one", loss=loss)
-            return t("start", root=self.label(self.loss.grad_fn), loss=loss, g=self._start_gradient_text(), why=why)
+                start = t("start_leaf", loss=loss, g=self._start_gradient_text())
+            else:
+                why = t("why_vector") if self.gradient is not None else t("why_one", loss=loss)
+                start = t(
+                    "start", root=self.label(self.loss.grad_fn), loss=loss, g=self._start_gradient_text(), why=why
+                )
+            if self.records:  # after Reset: the real pass has run, the view replays it
+                start += sep + t("reset_note", n=len(self.records)).strip()
+            return start
         rec = shown[-1]
         parts = [self._step_sentence(rec)]
         if self.finished:
@@ -1383,6 +1399,7 @@ class BackwardStepper(Explorer):
             (sw(COLORS["leaf"]), t("legend_leaf")),
             (sw(OUTPUT_CSS), t("legend_out")),
             (sw(COLORS["freed"], PENDING, "dashed"), t("legend_freed")),
+            *([(sw("#ffffff", "#555", "double", 3), t("legend_retains"))] if self._shows_retained else []),
             (f'<span style="color:{SENT};margin-right:4px;font-family:{MONO}">\u2193 [1.]</span>', t("legend_edge")),
         ]
         spans = "".join(
@@ -1419,6 +1436,7 @@ class BackwardStepper(Explorer):
         grads = {tid: values for tid, (_tt, _obj, values) in self._state_at(self.cursor).items()}
         names = [self.loss_name]
         ids = []
+        retained = False  # a node drawn with a double border: the legend explains it
         for k, fn in enumerate(self._order):
             rec = done.get(id(fn))
             attrs = {}
@@ -1444,6 +1462,7 @@ class BackwardStepper(Explorer):
                     if rt is not None:
                         lines.append(f"{self._tensor_name(rt)}.grad = {self._short(grads.get(id(rt)))}")
                         attrs["peripheries"] = "2"
+                        retained = True
                 kind = "fn"
                 text = " ".join(lines)
                 if rec is not None:
@@ -1525,6 +1544,7 @@ class BackwardStepper(Explorer):
                 color=SENT if started else PENDING,
                 fontcolor=SENT if started else PENDING,
             )
+        self._shows_retained = retained
         dg = to_digraph(model)
         drawing_state = {
             "variables": names,
@@ -1570,7 +1590,12 @@ def _dot_esc(s: str) -> str:
 
 
 def mono(s) -> str:
-    """Code font; a short one-line value never breaks, a long or multi-line one wraps (keeping its layout)."""
-    s = str(s)
-    space = "pre" if len(s) <= 30 and "\n" not in s else "pre-wrap"
-    return f'<code style="font-family:{MONO};font-size:12.5px;background:none;white-space:{space}">{esc(s)}</code>'
+    """Code font, keeping the value's layout (``pre-wrap``).
+
+    A value breaks only at its spaces, and only when its column has no room for it: five columns of
+    tensors are wider than the table's half of the explorer, and a value that never broke (``pre``)
+    pushed the last column out of sight.  The padding after an opening bracket (``tensor([ 1.,``) is
+    kept with it, so that no line ends in a bare ``tensor([``.
+    """
+    text = re.sub(r"(?<=[\[(]) +", lambda m: "\u00a0" * len(m.group(0)), esc(str(s)))
+    return f'<code style="font-family:{MONO};font-size:12.5px;background:none;white-space:pre-wrap">{text}</code>'
