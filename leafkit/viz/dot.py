@@ -58,7 +58,7 @@ TEXT = {
         "leaf_text": "(leaf)", "named_text": "(named non-leaf)", "sep": "    ",
     },
     "zh": {
-        "backward": "灰色：反向节点 (grad_fn)", "leaf": "浅蓝：叶子张量", "output": "绿色：输出",
+        "backward": "灰色：反向节点（grad_fn）", "leaf": "浅蓝：叶子张量", "output": "绿色：输出",
         "saved": "橙色：为反向传播保存的张量",
         "named": "点线、深绿框：params 里命名的非叶子张量（例如调用过 retain_grad() 的）",
         "retains": "双线边框：retains_grad（调用过 retain_grad()）",

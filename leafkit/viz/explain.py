@@ -78,7 +78,7 @@ TEXT = {
                               "把它的梯度存进了 .grad。保留下来的梯度和叶子张量的一样，会在多次 backward 之间累加。"),
         "non_leaf_retain_pending": ("{nm} 不是叶子张量（它由 {fn} 产生）。已经调用了 retain_grad()，所以等反向传播"
                                     "经过它时，.grad 就会有值；在那之前它是 None。"),
-        "to_copy": ("{nm} 是用 .to()/.cuda() 从一个需要梯度的张量复制出来的，所以它不是叶子张量（grad_fn={fn}），"
+        "to_copy": ("{nm} 是用 .to()/.cuda() 从一个需要梯度的张量拷贝出来的，所以它不是叶子张量（grad_fn={fn}），"
                     ".grad 保持为 None：backward() 会把梯度继续传给原来那个张量的 .grad。想在目标设备上得到叶子张量，"
                     "就直接在那个设备上用 requires_grad=True 创建它；或者调用 {code}.retain_grad()。"),
         "non_leaf": ("{nm} 不是叶子张量：它是一次运算的结果（grad_fn={fn}）。反向传播时，非叶子张量的梯度只会沿计算图"

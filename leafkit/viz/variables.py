@@ -51,7 +51,7 @@ TEXT = {
         "text_leaf": "leaf", "text_nonleaf": "NON-LEAF",
     },
     "zh": {
-        "legend": ("浅蓝：叶子张量    绿色：非叶子张量（由运算产生）    灰色：反向节点 (grad_fn)\\l"
+        "legend": ("浅蓝：叶子张量    绿色：非叶子张量（由运算产生）    灰色：反向节点（grad_fn）\\l"
                    "白色虚线框：requires_grad=False    虚线箭头：共享存储，不传梯度\\l"),
         "badge_leaf": "叶子张量", "badge_leaf_nograd": "叶子张量，不需要梯度", "badge_nonleaf": "非叶子张量",
         "hooks": "钩子：{n} 个", "new": "上一张图之后新出现", "changed": "有变化：{fields}",

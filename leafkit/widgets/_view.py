@@ -62,7 +62,7 @@ BASE_TEXT = {
         "no_dot_failed": "没有图：Graphviz 的 dot 出错了",
         "plain_repr": "<{name}：交互式探索器，需要正在运行的 Jupyter 内核和 ipywidgets>",
         "legend_leaf": "叶子张量", "legend_nonleaf": "非叶子张量（由运算产生）",
-        "legend_nograd": "requires_grad=False", "legend_fn": "反向节点 (grad_fn)",
+        "legend_nograd": "requires_grad=False", "legend_fn": "反向节点（grad_fn）",
         "legend_freed": "已被 backward() 释放", "legend_new": "上一步之后新出现 / 有变化",
         "legend_flip": "is_leaf 变了", "legend_share": "共享存储（detach）",
         "cuda_real": "cuda = 通过 CuPy 使用的真实 GPU（{name}）",

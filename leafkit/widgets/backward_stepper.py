@@ -239,7 +239,7 @@ TEXT = {
         "at_error": "抛出 {error}",
         "table": "每个节点做了什么",
         "columns": ("#", "节点", "传入的梯度", "沿每条边传出", "其他"),
-        "hidden_rows": "（第 1\u2013{n} 步已滚出）",
+        "hidden_rows": "（第 1\u2013{n} 步已不在表中）",
         "sum_of": "{n} 个之和：",
         "root_in": "起点",
         "nothing_sent": "（没有输入需要梯度）",

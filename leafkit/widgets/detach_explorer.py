@@ -64,7 +64,7 @@ TEXT = {
     "zh": {
         "title": "detach() 探索器",
         "subtitle": "y = x.detach()：同一块存储上的一个新张量。原地修改 y，看看 x 会怎样。",
-        "summary": "`y = x.detach()` 与 `x` 共享内存；原地修改和版本计数器",
+        "summary": "`y = x.detach()` 与 `x` 共享存储；原地修改和版本计数器",
         "run_tip": "运行 {statement}", "reset_tip": "回到 x 和 y = x.detach()",
         "edit_label": "原地修改 y：", "autograd_label": "自动求导：",
         "code": "代码（每次点击后从头重新运行）", "not_kept": "抛出 {error}（不保留）",

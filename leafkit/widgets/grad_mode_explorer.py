@@ -51,7 +51,7 @@ TEXT = {
     },
     "zh": {
         "title": "requires_grad 与 no_grad 探索器",
-        "subtitle": "z = x (运算) y：z 什么时候需要梯度？它的 grad_fn 是什么？z.backward() 能不能运行？",
+        "subtitle": "z = x（运算）y：z 什么时候需要梯度？它的 grad_fn 是什么？z.backward() 能不能运行？",
         "summary": "哪些输入需要梯度、用哪个运算符、要不要 `no_grad()`；`z.backward()` 会怎样",
         "operator": "运算符", "code": "代码", "mark_raises": "抛出 RuntimeError", "mark_runs": "可以运行",
         "raises": "这段代码抛出了错误",
@@ -70,7 +70,7 @@ TEXT = {
                       "`requires_grad=False`，`z.backward()` 会失败，因为没有东西可以求导。"),
         "store": "把 dz/d{g} 存进 `{g}.grad`", "stores_sep": "，",
         "tail": "；`{n}` 不需要梯度，所以 `{n}.grad` 保持为 None",
-        "tracked": ("因为 {inputs} {verb}需要梯度，`z` 也需要：自动求导把 `{fn}` 记为 `z.grad_fn`，这让 `z` 成为非叶子张量；"
+        "tracked": ("因为 {inputs} {verb}需要梯度，`z` 也需要：自动求导把 `{fn}` 记为 `z.grad_fn`，所以 `z` 是非叶子张量；"
                     "`z.backward()` 会{stores}{tail}。"),
     },
 }

@@ -87,7 +87,7 @@ TEXT = {
         "disagree_text": "一行写法：{one}\n逐步写法：{steps}",
         "caption": "变量视图 · 橙色 / 红色：你上一次改动带来的变化",
         "same_note": ("对已经在那个设备上的张量调用 `{step}`，返回的就是同一个张量（`{var} is {same}`）："
-                      "不复制，也不记录。"),
+                      "不拷贝，也不记录。"),
         "error": "代码抛出了错误，没有结果可以解释。",
         "leaf_it_came_from": "它所来自的叶子张量", "the_leaf": "叶子张量 `{name}`",
         "non_leaf": ("`{name}` 不是叶子张量：`{step}` 作用在一个需要梯度的张量上，自动求导记录了这一步"
@@ -98,8 +98,8 @@ TEXT = {
         "leaf_rg": ("`{name}` 就是用 `requires_grad=True` 创建的那个张量本身，所以它是需要梯度的叶子张量："
                     "backward() 会把它的梯度存进 `{name}.grad`。"),
         "detach_later": "，之后的步骤也没有什么可记录的", "detach_step": "`{step}` 这一步",
-        "detach_code": "`{code}`",
-        "detach": ("{who} 产生了一个新张量：它和输入共享存储，但不需要梯度，是一个 `requires_grad=False` 的新叶子张量"
+        "detach_code": "`{code}` ",
+        "detach": ("{who}产生了一个新张量：它和输入共享存储，但不需要梯度，是一个 `requires_grad=False` 的新叶子张量"
                    "{tail}。所以 `{name}` 是叶子张量，得不到梯度。"),
         "nothing_after": ("这里没有任何张量需要梯度（设置 `{name}.requires_grad = False` 什么也没改变），所以一步也"
                           "没有记录：`{name}` 是 `requires_grad=False` 的叶子张量，不需要梯度的张量都是这样。"),

@@ -49,12 +49,12 @@ TEXT = {
         "misses": "{m} answer{s} to look at, on {k} tensor{ks} below. Each shows why, and its drawing.",
         "unchecked": " Not checked (a ? is left, so nothing about them is shown): {names}.",
         "raised": "Some lines raised",
-        "said": "{field}: you said {predicted}, it is <b>{actual}</b>", "said_sep": "; ",
+        "said": "{field}: you said {predicted}, it is <b>{actual}</b>", "said_sep": "; ", "names_sep": ", ",
     },
     "zh": {
         "title": "叶子张量小测验",
         "subtitle": "先预测每个张量的 is_leaf 和 requires_grad，再按“检查”。",
-        "summary": "预测文章里 `a`..`k` 的 `is_leaf` 和 `requires_grad`，再检查",
+        "summary": "预测原文里 `a`..`k` 的 `is_leaf` 和 `requires_grad`，再检查",
         "header": "代码和你的预测", "check": "检查",
         "changed_title": "你改了答案", "changed_text": "再按一次“检查”，给新的答案打分。",
         "nothing_title": "还没有可以检查的答案",
@@ -66,7 +66,7 @@ TEXT = {
         "misses": "有 {m} 个答案需要再看看，涉及下面 {k} 个张量，每个都附有原因和图。",
         "unchecked": "还有 ? 的行没有检查，它们的答案不会显示：{names}。",
         "raised": "有几行代码抛出了错误",
-        "said": "{field}：你选了 {predicted}，实际是 <b>{actual}</b>", "said_sep": "；",
+        "said": "{field}：你选了 {predicted}，实际是 <b>{actual}</b>", "said_sep": "；", "names_sep": "、",
     },
 }
 
@@ -328,7 +328,7 @@ class LeafQuiz(Explorer):
             m = len(self.misses)
             text = self._t("misses", m=m, s="s" if m != 1 else "", k=wrong_rows, ks="s" if wrong_rows != 1 else "")
         if unchecked and (correct != total):
-            text += self._t("unchecked", names=", ".join(unchecked))
+            text += self._t("unchecked", names=self._t("names_sep").join(unchecked))
         kind = "ok" if correct == total else ("warning" if correct >= total * 0.6 else "error")
         summary = message_html(kind, self._t("score", correct=correct, total=total), text)
         if errors:
