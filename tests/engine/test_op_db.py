@@ -176,3 +176,9 @@ def test_every_registered_op_has_a_row():
     # ops only reachable in ways a row cannot express, with the reason
     missing = sorted(set(SPECS) - reached)
     assert not missing, f"ops with no row in tests/op_db.py: {missing}"
+
+
+def test_row_names_are_unique():
+    """Two rows with one name would hide each other in test ids (and in the parity suite's report)."""
+    names = [r.name for r in ROWS]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
