@@ -15,6 +15,7 @@ PyTorch's (or leafkit's) before any timing is reported.
 Run: ``python bench/engine.py`` (``--repeat N``, ``--only w1 w2 w4``).
 W3 (the digits MLP) is in ``bench/train.py``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,10 @@ def timeit(fn, repeat=5):
 def _same(a, b):
     a = a if isinstance(a, tuple) else (a,)
     b = b if isinstance(b, tuple) else (b,)
-    return all(np.allclose(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), rtol=1e-3, atol=1e-4)
-               for x, y in zip(a, b))
+    return all(
+        np.allclose(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), rtol=1e-3, atol=1e-4)
+        for x, y in zip(a, b)
+    )
 
 
 def measure(name, builders, repeat):
@@ -107,14 +110,24 @@ def main(argv=None):
     names = list(libs)
     rows = []
     if "w1" in args.only:
-        rows.append(("W1 2,000-op chain, 1 element", "W1",
-                     measure("W1", {k: (lambda b=b: b.w1(2000)) for k, b in libs.items()}, args.repeat)))
+        rows.append(
+            (
+                "W1 2,000-op chain, 1 element",
+                "W1",
+                measure("W1", {k: (lambda b=b: b.w1(2000)) for k, b in libs.items()}, args.repeat),
+            )
+        )
     if "w2" in args.only:
         rng = np.random.default_rng(0)
         a = rng.standard_normal(peers.W2_SIZE).astype(np.float32)
         b = rng.standard_normal(peers.W2_SIZE).astype(np.float32)
-        rows.append(("W2 20 ops on 1e6 float32", "W2",
-                     measure("W2", {k: (lambda lb=lb: lb.w2(a, b)) for k, lb in libs.items()}, args.repeat)))
+        rows.append(
+            (
+                "W2 20 ops on 1e6 float32",
+                "W2",
+                measure("W2", {k: (lambda lb=lb: lb.w2(a, b)) for k, lb in libs.items()}, args.repeat),
+            )
+        )
     w4 = {}
     if "w4" in args.only:
         for n in (25_000, 50_000, 100_000):
@@ -123,8 +136,11 @@ def main(argv=None):
             rows.append((f"W4 {n:,}-op chain", "W4", t))
             gc.collect()
     import leafkit
-    print(f"leafkit {leafkit.__version__}; all libraries on one thread; median of {args.repeat} rounds; "
-          f"ratio = time / PyTorch's time")
+
+    print(
+        f"leafkit {leafkit.__version__}; all libraries on one thread; median of {args.repeat} rounds; "
+        f"ratio = time / PyTorch's time"
+    )
     report(rows, names)
     if w4:
         for lib in names:

@@ -16,6 +16,7 @@
 
 Exit status 0 when every check passed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,13 +52,15 @@ def _inputs(dev, *shapes, seed=0, grad=True):
 
 
 def _out(**tensors):
-    return {k: (v.detach().cpu().numpy().copy() if isinstance(v, leafkit.Tensor) else np.asarray(v))
-            for k, v in tensors.items()}
+    return {
+        k: (v.detach().cpu().numpy().copy() if isinstance(v, leafkit.Tensor) else np.asarray(v))
+        for k, v in tensors.items()
+    }
 
 
 def p_elementwise(dev):
     a, b = _inputs(dev, (50, 40), (50, 40))
-    y = ((a * b + a / (b.abs() + 1) - b ** 2).tanh().sigmoid() * a.relu() + (a.clamp(-0.5, 0.5) - 1).exp()).sqrt()
+    y = ((a * b + a / (b.abs() + 1) - b**2).tanh().sigmoid() * a.relu() + (a.clamp(-0.5, 0.5) - 1).exp()).sqrt()
     y.sum().backward()
     return _out(y=y, ga=a.grad, gb=b.grad)
 
@@ -82,9 +85,12 @@ def p_linear_losses(dev):
     x, W, bias = _inputs(dev, (8, 6), (4, 6), (4,))
     t = leafkit.tensor([0, 1, 2, 3, 0, 1, 2, 3], device=dev)
     z = F.linear(x, W, bias)
-    loss = (F.cross_entropy(z, t) + F.nll_loss(F.log_softmax(z, 1), t, reduction="sum")
-            + F.mse_loss(F.softmax(z, 1), F.sigmoid(z).detach()) + F.cross_entropy(z, t, weight=leafkit.tensor(
-                [1.0, 2.0, 0.5, 1.0], device=dev), ignore_index=1))
+    loss = (
+        F.cross_entropy(z, t)
+        + F.nll_loss(F.log_softmax(z, 1), t, reduction="sum")
+        + F.mse_loss(F.softmax(z, 1), F.sigmoid(z).detach())
+        + F.cross_entropy(z, t, weight=leafkit.tensor([1.0, 2.0, 0.5, 1.0], device=dev), ignore_index=1)
+    )
     loss.backward()
     return _out(loss=loss, gx=x.grad, gW=W.grad, gb=bias.grad)
 
@@ -121,8 +127,10 @@ def p_inplace_and_devices(dev):
 
 def p_optimizers(dev):
     out = {}
-    for name, kw in (("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2)),
-                     ("Adam", dict(lr=0.01, amsgrad=True))):
+    for name, kw in (
+        ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2)),
+        ("Adam", dict(lr=0.01, amsgrad=True)),
+    ):
         leafkit.manual_seed(0)
         model = leafkit.nn.Sequential(leafkit.nn.Linear(6, 5), leafkit.nn.Tanh(), leafkit.nn.Linear(5, 3)).to(dev)
         opt = getattr(leafkit.optim, name)(model.parameters(), **kw)
@@ -206,6 +214,7 @@ def w2(lib, dev, n=1_000_000):
     def run():
         elementwise_chain(a, b)
         _sync(lib, dev)
+
     return run
 
 
@@ -222,6 +231,7 @@ def w3(lib, dev):
     def run():
         digits.train_epoch(model, opt, X, y, order, 64, lib)
         _sync(lib, dev)
+
     return run
 
 
@@ -229,8 +239,10 @@ def timings(repeat: int) -> None:
     print(f"\n== Timings (median of {repeat} runs after a warm-up)")
     torch_gpu = torch is not None and torch.cuda.is_available()
     rows = []
-    for wname, make, rep in (("W2 20 ops on 1e6 float32, fwd+bwd", w2, repeat), ("W3 digits MLP, one epoch", w3,
-                                                                                  repeat)):
+    for wname, make, rep in (
+        ("W2 20 ops on 1e6 float32, fwd+bwd", w2, repeat),
+        ("W3 digits MLP, one epoch", w3, repeat),
+    ):
         for libname, lib in (("leafkit", leafkit), ("PyTorch", torch)):
             if lib is None:
                 continue
@@ -254,22 +266,31 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer timing repeats")
     ap.add_argument("--skip-timings", action="store_true")
     args = ap.parse_args(argv)
-    print(f"leafkit {leafkit.__version__}; cuda backend: {leafkit.cuda.backend()}; "
-          f"is_available: {leafkit.cuda.is_available()}; device: "
-          f"{leafkit.cuda.get_device_name() if leafkit.cuda.backend() else 'none'}")
+    print(
+        f"leafkit {leafkit.__version__}; cuda backend: {leafkit.cuda.backend()}; "
+        f"is_available: {leafkit.cuda.is_available()}; device: "
+        f"{leafkit.cuda.get_device_name() if leafkit.cuda.backend() else 'none'}"
+    )
     if GPU:
         import cupy
+
         print(f"CuPy {cupy.__version__}")
     else:
-        print("no GPU: CuPy missing or no usable CUDA device; GPU parts are skipped, parity runs on the simulated "
-              "cuda device")
+        print(
+            "no GPU: CuPy missing or no usable CUDA device; GPU parts are skipped, parity runs on the simulated "
+            "cuda device"
+        )
     if torch is not None:
-        print(f"PyTorch {torch.__version__} (cuda available: {torch.cuda.is_available()}, "
-              f"{torch.get_num_threads()} threads)")
+        print(
+            f"PyTorch {torch.__version__} (cuda available: {torch.cuda.is_available()}, "
+            f"{torch.get_num_threads()} threads)"
+        )
     failures = parity()
     if not args.skip_timings:
         timings(3 if args.quick else 7)
-    print("\n" + ("ALL PARITY CHECKS PASSED" if not failures else f"{len(failures)} FAILED:\n  " + "\n  ".join(failures)))
+    print(
+        "\n" + ("ALL PARITY CHECKS PASSED" if not failures else f"{len(failures)} FAILED:\n  " + "\n  ".join(failures))
+    )
     return 1 if failures else 0
 
 

@@ -10,6 +10,7 @@ Every workload returns a ``run()`` callable that does one forward and one
 backward pass and returns the gradient, so the benchmark can check that all
 libraries computed the same thing.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -39,7 +40,7 @@ def elementwise_chain(a, b, tanh=lambda t: t.tanh()):
     y.sum().backward()
 
 
-# -- tape libraries: leafkit, PyTorch (and MyGrad, nearly the same API) --------------------------------------------------
+# -- tape libraries: leafkit, PyTorch (and MyGrad, nearly the same API) ------------------------------------------------
 class Tape:
     """leafkit or PyTorch: ``tensor(..., requires_grad=True)``, operators, ``.backward()``, ``.grad``."""
 
@@ -70,6 +71,7 @@ class Tape:
                 y = y - 0.25
             y.sum().backward()
             return self.grad_of(x)
+
         return run
 
     def w2(self, a_np, b_np):
@@ -78,6 +80,7 @@ class Tape:
         def run():
             elementwise_chain(a, b, self.tanh)
             return self.grad_of(a), self.grad_of(b)
+
         return run
 
     def w4(self, n):
@@ -89,6 +92,7 @@ class Tape:
                 y = y * 1.0
             y.sum().backward()
             return self.grad_of(x)
+
         return run
 
 
@@ -97,6 +101,7 @@ class MyGradTape(Tape):
 
     def __init__(self):
         import mygrad
+
         super().__init__(mygrad)
 
     def tanh(self, t):
@@ -118,6 +123,7 @@ class Traced:
     def __init__(self):
         import autograd
         import autograd.numpy as anp
+
         self.grad, self.np = autograd.grad, anp
 
     def w1(self, n):
@@ -131,6 +137,7 @@ class Traced:
                 y = anp.tanh(y)
                 y = y - 0.25
             return anp.sum(y)
+
         g = self.grad(f)
         x = np.array([1.0], dtype=np.float32)
         return lambda: np.asarray(g(x))
@@ -147,6 +154,7 @@ class Traced:
                 y = anp.tanh(y)
                 y = y - b
             return anp.sum(y)
+
         g = self.grad(f)
         return lambda: tuple(np.asarray(v) for v in g((a_np, b_np)))
 
@@ -156,18 +164,20 @@ class Traced:
             for _ in range(n):
                 y = y * 1.0
             return self.np.sum(y)
+
         g = self.grad(f)
         x = np.array([1.0], dtype=np.float32)
         return lambda: np.asarray(g(x))
 
 
-def backends(torch_threads: int | None = 1) -> "OrderedDict[str, object]":
+def backends(torch_threads: int | None = 1) -> OrderedDict[str, object]:
     """The libraries installed here, leafkit first; PyTorch on ``torch_threads`` threads (None: its default)."""
     import leafkit
 
     out = OrderedDict(leafkit=Tape(leafkit))
     if _available("torch"):
         import torch
+
         if torch_threads is not None:
             torch.set_num_threads(torch_threads)
         out["PyTorch"] = Tape(torch)
@@ -178,9 +188,17 @@ def backends(torch_threads: int | None = 1) -> "OrderedDict[str, object]":
     return out
 
 
-# -- W3: one epoch of the digits MLP ------------------------------------------------------------------------------------
-def mlp_epoch_numpy_peer(name: str, weights: dict, data: dict, order, batch_size: int = 64, lr: float = 0.1,
-                         momentum: float = 0.9, state: dict | None = None):
+# -- W3: one epoch of the digits MLP -----------------------------------------------------------------------------------
+def mlp_epoch_numpy_peer(
+    name: str,
+    weights: dict,
+    data: dict,
+    order,
+    batch_size: int = 64,
+    lr: float = 0.1,
+    momentum: float = 0.9,
+    state: dict | None = None,
+):
     """One epoch of SGD with momentum (PyTorch's formula) on the digits MLP, in MyGrad or HIPS autograd.
 
     ``weights`` holds PyTorch's state_dict names (``0.weight`` ...) as float32 arrays and is updated in
@@ -193,6 +211,7 @@ def mlp_epoch_numpy_peer(name: str, weights: dict, data: dict, order, batch_size
     if name == "MyGrad":
         import mygrad as mg
         from mygrad.nnet.losses import softmax_crossentropy
+
         params = {k: mg.tensor(weights[k]) for k in names}
     else:
         import autograd
@@ -204,9 +223,10 @@ def mlp_epoch_numpy_peer(name: str, weights: dict, data: dict, order, batch_size
             z = logits - anp.max(logits, axis=1, keepdims=True)
             logp = z - anp.log(anp.sum(anp.exp(z), axis=1, keepdims=True))
             return -anp.mean(logp[np.arange(len(yb)), yb])
+
         value_and_grad = autograd.value_and_grad(loss_fn)
     for start in range(0, len(y), batch_size):
-        xb, yb = X[start:start + batch_size], y[start:start + batch_size]
+        xb, yb = X[start : start + batch_size], y[start : start + batch_size]
         if name == "MyGrad":
             w1, b1, w2, b2 = (params[k] for k in names)
             h = mg.maximum(mg.matmul(xb, w1.T) + b1, 0.0)

@@ -23,6 +23,7 @@ down, and each is reported with one thread and with its default threading:
 
 Run: ``python bench/train.py`` (``--rounds``, ``--epochs``; ``--only w3|w5``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,6 +53,7 @@ def worker(lib_name: str, threads: str, epochs: int, device: str = "cpu") -> dic
         return _peer_worker(lib_name, threads, epochs)
     if lib_name == "torch":
         import torch as lib
+
         if threads == "1":
             lib.set_num_threads(1)
         n_threads = lib.get_num_threads()
@@ -72,10 +74,15 @@ def worker(lib_name: str, threads: str, epochs: int, device: str = "cpu") -> dic
         digits.train_epoch(model, opt, t["X_train"], t["y_train"], order, 64, lib)
         sync()
         times.append(time.perf_counter() - t0)
-    return {"lib": lib_name, "threads": threads, "n_threads": n_threads, "times": times[1:],
-            "test_acc": digits.evaluate(model, t["X_test"], t["y_test"], lib),
-            "train_acc": digits.evaluate(model, t["X_train"], t["y_train"], lib),
-            "checksum": float(sum(np.abs(v).sum() for v in digits.numpy_weights(model).values()))}
+    return {
+        "lib": lib_name,
+        "threads": threads,
+        "n_threads": n_threads,
+        "times": times[1:],
+        "test_acc": digits.evaluate(model, t["X_test"], t["y_test"], lib),
+        "train_acc": digits.evaluate(model, t["X_train"], t["y_train"], lib),
+        "checksum": float(sum(np.abs(v).sum() for v in digits.numpy_weights(model).values())),
+    }
 
 
 def _peer_worker(lib_name: str, threads: str, epochs: int) -> dict:
@@ -95,15 +102,21 @@ def _peer_worker(lib_name: str, threads: str, epochs: int) -> dict:
         t0 = time.perf_counter()
         peers.mlp_epoch_numpy_peer(lib_name, weights, data, order, state=state)
         times.append(time.perf_counter() - t0)
-    return {"lib": lib_name, "threads": threads, "n_threads": _blas_threads(), "times": times[1:],
-            "test_acc": peers.mlp_accuracy(weights, data["X_test"], data["y_test"]),
-            "train_acc": peers.mlp_accuracy(weights, data["X_train"], data["y_train"]),
-            "checksum": float(sum(np.abs(v).sum() for v in weights.values()))}
+    return {
+        "lib": lib_name,
+        "threads": threads,
+        "n_threads": _blas_threads(),
+        "times": times[1:],
+        "test_acc": peers.mlp_accuracy(weights, data["X_test"], data["y_test"]),
+        "train_acc": peers.mlp_accuracy(weights, data["X_train"], data["y_train"]),
+        "checksum": float(sum(np.abs(v).sum() for v in weights.values())),
+    }
 
 
 def _blas_threads():
     try:
         from threadpoolctl import threadpool_info
+
         return max((i.get("num_threads", 0) for i in threadpool_info() if i.get("user_api") == "blas"), default=None)
     except ImportError:
         return None
@@ -116,8 +129,13 @@ def run_worker(lib_name: str, threads: str, epochs: int) -> dict:
     if threads == "1":
         env.update({v: "1" for v in THREAD_VARS})
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, __file__, "--worker", lib_name, threads, str(epochs)], capture_output=True,
-                       text=True, env=env, timeout=600)
+    r = subprocess.run(
+        [sys.executable, __file__, "--worker", lib_name, threads, str(epochs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     if r.returncode != 0:
         raise RuntimeError(f"worker {lib_name}/{threads} failed:\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -145,36 +163,51 @@ def w3(rounds: int, epochs: int) -> dict:
         summary[(lib, th)] = {
             "median_ms": statistics.median(per_round) * 1e3,
             "best_ms": min(min(r["times"]) for r in runs) * 1e3,
-            "test_acc": runs[0]["test_acc"], "train_acc": runs[0]["train_acc"], "n_threads": runs[0]["n_threads"],
+            "test_acc": runs[0]["test_acc"],
+            "train_acc": runs[0]["train_acc"],
+            "n_threads": runs[0]["n_threads"],
             "accs": sorted({(r["test_acc"], r["train_acc"]) for r in runs}),
         }
     print(f"W3  one epoch of the digits MLP (23 steps of batch 64, SGD), median of {rounds} rounds x {epochs} epochs")
-    print("    (leafkit.examples.digits.train runs leafkit on 1 BLAS thread by default; 'default' here is NumPy's "
-          "own threading)")
+    print(
+        "    (leafkit.examples.digits.train runs leafkit on 1 BLAS thread by default; 'default' here is NumPy's "
+        "own threading)"
+    )
     print(f"    {'library':9s} {'threads':>10s} {'ms/epoch':>9s} {'best':>8s} {'test acc':>9s} {'train acc':>9s}")
     for (lib, th), s in summary.items():
         nt = f"{th} ({s['n_threads']})" if th == "default" and s["n_threads"] else th
-        print(f"    {lib:9s} {nt:>10s} {s['median_ms']:9.2f} {s['best_ms']:8.2f} {s['test_acc']:9.2%} "
-              f"{s['train_acc']:9.2%}")
+        print(
+            f"    {lib:9s} {nt:>10s} {s['median_ms']:9.2f} {s['best_ms']:8.2f} {s['test_acc']:9.2%} "
+            f"{s['train_acc']:9.2%}"
+        )
     if "torch" in libs:
-        pairs = [("1 thread each", ("leafkit", "1"), ("torch", "1")),
-                 ("default threading each", ("leafkit", "default"), ("torch", "default")),
-                 ("best of each", min((("leafkit", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]),
-                  min((("torch", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]))]
+        pairs = [
+            ("1 thread each", ("leafkit", "1"), ("torch", "1")),
+            ("default threading each", ("leafkit", "default"), ("torch", "default")),
+            (
+                "best of each",
+                min((("leafkit", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]),
+                min((("torch", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]),
+            ),
+        ]
         print("    ratio leafkit/PyTorch (target <= 0.6x)     median   best")
         for label, a, b in pairs:
             ratio = summary[a]["median_ms"] / summary[b]["median_ms"]
             best = summary[a]["best_ms"] / summary[b]["best_ms"]
             verdict = "meets" if ratio <= 0.6 else "MISSES"
-            print(f"      {label:24s} {'(' + a[1] + ' vs ' + b[1] + ')':20s} {ratio:5.2f}x  {best:5.2f}x  {verdict} the "
-                  f"target")
+            print(
+                f"      {label:24s} {'(' + a[1] + ' vs ' + b[1] + ')':20s} {ratio:5.2f}x  {best:5.2f}x  {verdict} the "
+                f"target"
+            )
         for lib in peer_libs:
             ratio = summary[(lib, "1")]["median_ms"] / summary[("torch", "1")]["median_ms"]
             print(f"      {lib + ' / PyTorch':24s} {'(1 vs 1)':20s} {ratio:5.2f}x  (peer)")
         same = summary[("leafkit", "1")]["accs"] == summary[("torch", "1")]["accs"]
-        print(f"    accuracy: leafkit test {summary[('leafkit', '1')]['test_acc']:.2%} / PyTorch test "
-              f"{summary[('torch', '1')]['test_acc']:.2%} after {epochs + 1} epochs from the same weights and batch "
-              f"order: {'equal' if same else 'DIFFERENT'}")
+        print(
+            f"    accuracy: leafkit test {summary[('leafkit', '1')]['test_acc']:.2%} / PyTorch test "
+            f"{summary[('torch', '1')]['test_acc']:.2%} after {epochs + 1} epochs from the same weights and batch "
+            f"order: {'equal' if same else 'DIFFERENT'}"
+        )
     return summary
 
 
@@ -185,6 +218,7 @@ def _rss_bytes() -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except OSError:  # not Linux: the peak is the best resource offers
         import resource
+
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -204,6 +238,7 @@ def w5(steps: int = 50, device: str = "cpu") -> dict:
 
     import leafkit
     from leafkit.examples import digits
+
     F = leafkit.nn.functional
 
     data = digits.load_data(0)
@@ -220,7 +255,7 @@ def w5(steps: int = 50, device: str = "cpu") -> dict:
     try:
         for step in range(steps):
             start = (step * 64) % (n - 64)
-            xb, yb = X[start:start + 64], y[start:start + 64]
+            xb, yb = X[start : start + 64], y[start : start + 64]
             opt.zero_grad()
             loss = F.cross_entropy(model(xb), yb)
             refs = [weakref.ref(node) for node in _graph_nodes(loss.grad_fn)]
@@ -238,22 +273,37 @@ def w5(steps: int = 50, device: str = "cpu") -> dict:
         if was_enabled:
             gc.enable()
     warm = min(10, steps - 1)
-    res = {"device": device, "steps": steps, "nodes": nodes_per_step[0], "max_alive_after_del": max(alive_after_del),
-           "unreachable_found_by_gc": unreachable, "rss_first": rss[0], "rss_warm": rss[warm], "rss_last": rss[-1],
-           "rss_growth_after_warmup": rss[-1] - rss[warm], "rss_max_step_growth": max(
-               b - a for a, b in zip(rss[warm:], rss[warm + 1:])) if steps > warm + 1 else 0,
-           "traced_warm": traced[warm], "traced_last": traced[-1]}
+    res = {
+        "device": device,
+        "steps": steps,
+        "nodes": nodes_per_step[0],
+        "max_alive_after_del": max(alive_after_del),
+        "unreachable_found_by_gc": unreachable,
+        "rss_first": rss[0],
+        "rss_warm": rss[warm],
+        "rss_last": rss[-1],
+        "rss_growth_after_warmup": rss[-1] - rss[warm],
+        "rss_max_step_growth": max(b - a for a, b in zip(rss[warm:], rss[warm + 1 :])) if steps > warm + 1 else 0,
+        "traced_warm": traced[warm],
+        "traced_last": traced[-1],
+    }
     mib = 1 / 2**20
     print(f"W5  memory over {steps} training steps on {device} (gc disabled during the run)")
-    print(f"    graph per step: {res['nodes']} nodes (AccumulateGrad included); nodes still alive right after "
-          f"`del loss`: {res['max_alive_after_del']} (every step) -> freed by reference counting alone")
+    print(
+        f"    graph per step: {res['nodes']} nodes (AccumulateGrad included); nodes still alive right after "
+        f"`del loss`: {res['max_alive_after_del']} (every step) -> freed by reference counting alone"
+    )
     print(f"    gc.collect() after the run found {unreachable} unreachable objects (0: no reference cycles)")
-    print(f"    RSS: step 1 {res['rss_first'] * mib:.2f} MiB, step {warm + 1} {res['rss_warm'] * mib:.2f} MiB, "
-          f"step {steps} {res['rss_last'] * mib:.2f} MiB; growth after step {warm + 1}: "
-          f"{res['rss_growth_after_warmup'] / 1024:+.0f} KiB")
-    print(f"    traced Python/NumPy memory: step {warm + 1} {res['traced_warm'] / 1024:.0f} KiB, step {steps} "
-          f"{res['traced_last'] / 1024:.0f} KiB ({(res['traced_last'] - res['traced_warm']) / 1024:+.0f} KiB: "
-          "CPython's tuple/list free lists filling up, a bounded warm-up; no tensor or node survives a step)")
+    print(
+        f"    RSS: step 1 {res['rss_first'] * mib:.2f} MiB, step {warm + 1} {res['rss_warm'] * mib:.2f} MiB, "
+        f"step {steps} {res['rss_last'] * mib:.2f} MiB; growth after step {warm + 1}: "
+        f"{res['rss_growth_after_warmup'] / 1024:+.0f} KiB"
+    )
+    print(
+        f"    traced Python/NumPy memory: step {warm + 1} {res['traced_warm'] / 1024:.0f} KiB, step {steps} "
+        f"{res['traced_last'] / 1024:.0f} KiB ({(res['traced_last'] - res['traced_warm']) / 1024:+.0f} KiB: "
+        "CPython's tuple/list free lists filling up, a bounded warm-up; no tensor or node survives a step)"
+    )
     ok = res["max_alive_after_del"] == 0 and unreachable == 0 and res["rss_growth_after_warmup"] < 1 << 20
     print(f"    {'PASS' if ok else 'FAIL'}: graphs freed by refcounting, no cycles, RSS flat (< 1 MiB growth)")
     res["ok"] = ok
@@ -273,6 +323,7 @@ def main(argv=None) -> None:
         print(json.dumps(worker(lib_name, threads, int(epochs))))
         return
     import leafkit
+
     print(f"leafkit {leafkit.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     if args.only in (None, "w3"):
         w3(args.rounds, args.epochs)

@@ -10,6 +10,7 @@ Run ``python bench/viz.py [--backend leafkit|torch] [--quick]``.  It prints:
 - the time to build a 100,000-node chain's drawing (iterative walk, collapsed);
 - the SVG cache hit latency.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,10 @@ from leafkit.viz import DEFAULT_MAX_NODES, clear_svg_cache, dot_available, draw,
 def _backend(name):
     if name == "torch":
         import torch
+
         return torch
     import leafkit
+
     return leafkit
 
 
@@ -47,7 +50,7 @@ def wide(torch, n):
     k = 0
     while count < n:
         w = ws[k % len(ws)]
-        acc = acc * w + w        # MulBackward0, AddBackward0 (+ the leaf reused)
+        acc = acc * w + w  # MulBackward0, AddBackward0 (+ the leaf reused)
         count += 2
         k += 1
     return ws, acc
@@ -96,6 +99,7 @@ def main(argv=None):
     if name is None:
         try:
             import leafkit
+
             leafkit.tensor([1.0], requires_grad=True)
             name = "leafkit"
         except Exception:
@@ -104,14 +108,20 @@ def main(argv=None):
     print(f"backend: {name}; DEFAULT_MAX_NODES = {DEFAULT_MAX_NODES}; dot available: {dot_available()}")
 
     print("\n# DOT build, 2,000 backward nodes")
-    for label, (_, out) in (("chain", chain(torch, 2000)), ("tree", tree(torch, 2000)),
-                            ("rnn", rnn(torch, 2000)), ("wide", wide(torch, 2000))):
-        t_full, dg = best(lambda: make_dot(out, max_nodes=None))
+    for label, (_, out) in (
+        ("chain", chain(torch, 2000)),
+        ("tree", tree(torch, 2000)),
+        ("rnn", rnn(torch, 2000)),
+        ("wide", wide(torch, 2000)),
+    ):
+        t_full, dg = best(lambda out=out: make_dot(out, max_nodes=None))
         n_full = dg.source.count("[label=")
-        t_def, dg2 = best(lambda: make_dot(out))
+        t_def, dg2 = best(lambda out=out: make_dot(out))
         n_def = dg2.source.count("[label=")
-        print(f"{label:6s} make_dot(max_nodes=None): {t_full * 1e3:7.1f} ms  ({n_full} nodes)   "
-              f"default max_nodes: {t_def * 1e3:7.1f} ms  ({n_def} nodes)")
+        print(
+            f"{label:6s} make_dot(max_nodes=None): {t_full * 1e3:7.1f} ms  ({n_full} nodes)   "
+            f"default max_nodes: {t_def * 1e3:7.1f} ms  ({n_def} nodes)"
+        )
     x, y = chain(torch, 2000)
     t_var, _ = best(lambda: draw(x=x, y=y))
     print(f"draw(x=x, y=y) on the 2,000-node chain: {t_var * 1e3:.1f} ms")
@@ -142,8 +152,8 @@ def main(argv=None):
         src = make_dot(out, max_nodes=m).source
         print(f"max_nodes={m:5d}: {src.count('[label='):4d} drawn, dot {render_time(src) * 1e3:6.0f} ms")
     x = torch.tensor([2.0], requires_grad=True)
-    yy = x ** 2
-    z = yy ** 2
+    yy = x**2
+    z = yy**2
     d = draw(x=x, y=yy, z=z)
     clear_svg_cache()
     t_first, _ = best(lambda: (clear_svg_cache(), render_svg(d.source)), repeat=3)

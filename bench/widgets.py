@@ -29,9 +29,11 @@ timed cold (SVG caches cleared: the node runs, the drawing is built and ``dot`` 
 and every Back one step after it (replayed from the record).  Target: a median Step of at
 most 100 ms.
 """
+
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -41,8 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from leafkit.viz import clear_svg_cache, dot_available  # noqa: E402
-from leafkit.widgets import EXPLORERS  # noqa: E402
-from leafkit.widgets import _view  # noqa: E402
+from leafkit.widgets import EXPLORERS, _view  # noqa: E402
 
 TARGET_MS = 150.0
 STEPPER_TARGET_MS = 100.0
@@ -105,8 +106,11 @@ def run_kernel_side(repeat: int = 1, lang: str = "en") -> dict:
             for _, act in acts:  # ...then the same toggles again
                 warm.append(_time(ex, act, cold=False))
             assert ex.internal_errors == [], ex.internal_errors
-        out[entry.name] = {"cold": [t for t in cold if t is not None], "warm": [t for t in warm if t is not None],
-                           "actions": len(acts)}
+        out[entry.name] = {
+            "cold": [t for t in cold if t is not None],
+            "warm": [t for t in warm if t is not None],
+            "actions": len(acts),
+        }
     return out
 
 
@@ -167,8 +171,10 @@ def report(results: dict) -> float:
     med_warm = statistics.median(all_warm)
     print(f"{'all explorers':18} {len(all_cold):4}   {_fmt(all_cold):>26}   {_fmt(all_warm):>26}")
     ok = "OK" if med_cold <= TARGET_MS else "OVER"
-    print(f"\nmedian toggle -> redrawn SVG: cold {med_cold:.1f} ms, warm {med_warm:.1f} ms "
-          f"(target <= {TARGET_MS:.0f} ms): {ok}")
+    print(
+        f"\nmedian toggle -> redrawn SVG: cold {med_cold:.1f} ms, warm {med_warm:.1f} ms "
+        f"(target <= {TARGET_MS:.0f} ms): {ok}"
+    )
     return med_cold
 
 
@@ -179,8 +185,15 @@ def run_browser_side(n_toggles: int = 24) -> list:
     from pathlib import Path
 
     import explorer_driver as drv
-    from lab_harness import CHROMIUM_ARGS, REPO, JupyterServer, Lab, browser_unavailable_reason, find_chromium, \
-        write_notebook
+    from lab_harness import (
+        CHROMIUM_ARGS,
+        REPO,
+        JupyterServer,
+        Lab,
+        browser_unavailable_reason,
+        find_chromium,
+        write_notebook,
+    )
 
     reason = browser_unavailable_reason()
     if reason:
@@ -212,17 +225,20 @@ def run_browser_side(n_toggles: int = 24) -> list:
                 handle = box.element_handle()
                 if i % 3 == 2:
                     rg = not rg
-                    action = (lambda v=rg: drv.set_checkbox(root, "requires_grad=True", v))
+                    action = functools.partial(drv.set_checkbox, root, "requires_grad=True", rg)
                 else:
                     k = 1 + (i // 3) % 3
                     choice = next(c for j, c in enumerate(sequence * 2) if j >= i % 6 and c != current[k])
                     current[k] = choice
-                    action = (lambda k=k, c=choice: drv.select(root, f"step {k}", c))
-                page.evaluate("(el) => { window.__lkT0 = performance.now(); window.__lkDone = null;"
-                              " const before = el.innerHTML;"
-                              " const obs = new MutationObserver(() => { if (el.innerHTML !== before &&"
-                              " el.querySelector('svg')) { window.__lkDone = performance.now(); obs.disconnect(); }});"
-                              " obs.observe(el, {childList: true, subtree: true, characterData: true}); }", handle)
+                    action = functools.partial(drv.select, root, f"step {k}", choice)
+                page.evaluate(
+                    "(el) => { window.__lkT0 = performance.now(); window.__lkDone = null;"
+                    " const before = el.innerHTML;"
+                    " const obs = new MutationObserver(() => { if (el.innerHTML !== before &&"
+                    " el.querySelector('svg')) { window.__lkDone = performance.now(); obs.disconnect(); }});"
+                    " obs.observe(el, {childList: true, subtree: true, characterData: true}); }",
+                    handle,
+                )
                 action()
                 page.wait_for_function("() => window.__lkDone !== null", timeout=20_000, polling="raf")
                 t = page.evaluate("() => window.__lkDone - window.__lkT0")
@@ -235,9 +251,11 @@ def run_browser_side(n_toggles: int = 24) -> list:
 
         shutil.rmtree(tmp, ignore_errors=True)
     if times:
-        print(f"\nbrowser (JupyterLab, headless Chromium), LeafExplorer, {len(times)} toggles: "
-              f"click -> new SVG in the page: median {statistics.median(times):.1f} ms, "
-              f"max {max(times):.1f} ms")
+        print(
+            f"\nbrowser (JupyterLab, headless Chromium), LeafExplorer, {len(times)} toggles: "
+            f"click -> new SVG in the page: median {statistics.median(times):.1f} ms, "
+            f"max {max(times):.1f} ms"
+        )
     return times
 
 

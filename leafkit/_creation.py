@@ -6,6 +6,7 @@ Every factory takes PyTorch's keywords ``dtype``, ``device`` and
 gradients")``.  An unknown keyword raises ``TypeError``; nothing is silently
 ignored.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,7 @@ import warnings
 
 import numpy as np
 
-from . import _device
-from . import _dtype
+from . import _device, _dtype
 from ._random import _rng
 from ._tensor import Tensor, _parse_size
 from .autograd.grad_mode import _state
@@ -107,14 +107,17 @@ def _check_nested(data, dtype):
     def walk(x, d):
         if d == len(sizes):
             if isinstance(x, (list, tuple)):
-                raise TypeError(f"must be real number, not {type(x).__name__}" if floating else
-                                f"'{type(x).__name__}' object cannot be interpreted as an integer")
+                raise TypeError(
+                    f"must be real number, not {type(x).__name__}"
+                    if floating
+                    else f"'{type(x).__name__}' object cannot be interpreted as an integer"
+                )
             if isinstance(x, str):
                 raise TypeError("new(): invalid data type 'str'")
             if isinstance(x, bool) or isinstance(x, (float, np.generic)) or isinstance(x, Tensor):
                 return
             if isinstance(x, int):
-                if not floating and not -2 ** 63 <= x < 2 ** 63:
+                if not floating and not -(2**63) <= x < 2**63:
                     raise ValueError("Overflow when unpacking long long")
                 return
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
@@ -176,9 +179,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     the recommended copy.
     """
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
     if dtype is not None and not isinstance(dtype, _dtype.dtype):
         raise TypeError(f"tensor(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
     arr, _ = _infer(data, dtype)
@@ -190,8 +196,12 @@ def as_tensor(data, dtype=None, device=None):
     and a NumPy array of a supported dtype shares its memory on cpu, as in PyTorch."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) and \
-            _device.canonical(device).type == "cpu" and data.dtype in _dtype._FROM_NP:
+    if (
+        isinstance(data, np.ndarray)
+        and (dtype is None or dtype.np == data.dtype)
+        and _device.canonical(device).type == "cpu"
+        and data.dtype in _dtype._FROM_NP
+    ):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -272,8 +282,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = _dtype.int64 if ints else _dtype.get_default_dtype()
     n = math.ceil((end - start) / step)
-    arr = (start + np.arange(n, dtype=np.float64) * step) if dtype.is_floating_point else \
-        np.arange(start, end, step, dtype=np.int64)
+    arr = (
+        (start + np.arange(n, dtype=np.float64) * step)
+        if dtype.is_floating_point
+        else np.arange(start, end, step, dtype=np.int64)
+    )
     return _finish(arr.astype(dtype.np), None, device, requires_grad)
 
 

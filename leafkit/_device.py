@@ -13,6 +13,7 @@ A :class:`device` names where a tensor's storage lives, exactly as
   off, and ``.cuda()`` then raises ``AssertionError("Torch not compiled with
   CUDA enabled")`` as a CPU-only PyTorch build does.
 """
+
 from __future__ import annotations
 
 import os
@@ -64,7 +65,8 @@ class device:
         if t not in ("cpu", "cuda"):
             raise RuntimeError(
                 "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
-                f"vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: {type}")
+                f"vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: {type}"
+            )
         if index is not None and (not isinstance(index, int) or index < 0):
             raise RuntimeError(f"Device index must not be negative, got {index}")
         self.type = t

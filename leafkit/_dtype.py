@@ -3,12 +3,31 @@
 Each :class:`dtype` wraps one NumPy dtype.  Floating types may require
 gradients; integer and bool types may not, as in PyTorch.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "bool", "uint8", "int8", "int16",
-           "half", "float", "double", "int", "long", "short", "get_default_dtype", "set_default_dtype"]
+__all__ = [
+    "dtype",
+    "float16",
+    "float32",
+    "float64",
+    "int32",
+    "int64",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "half",
+    "float",
+    "double",
+    "int",
+    "long",
+    "short",
+    "get_default_dtype",
+    "set_default_dtype",
+]
 
 
 class dtype:
@@ -29,8 +48,8 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.is_floating_point = self.np.kind == "f"
         self.itemsize = self.np.itemsize
-        self.word = word                # PyTorch's ScalarType name in messages: "Float", "Long"
-        self.ctype = ctype              # the C++ type some messages name: "float", "long int"
+        self.word = word  # PyTorch's ScalarType name in messages: "Float", "Long"
+        self.ctype = ctype  # the C++ type some messages name: "float", "long int"
         self.tensor_type = tensor_type  # the legacy type name: "FloatTensor"
 
     @property
@@ -101,8 +120,10 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except KeyError:
         if nd.kind in "iu":
             return int64
-        raise TypeError(f"can't convert np.ndarray of type numpy.{nd.name}. The only supported types are: "
-                        "float64, float32, float16, int64, int32, and bool.") from None
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{nd.name}. The only supported types are: "
+            "float64, float32, float16, int64, int32, and bool."
+        ) from None
 
 
 def get_default_dtype() -> dtype:

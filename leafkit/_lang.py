@@ -11,6 +11,7 @@ Code stays code in both languages: identifiers such as ``grad_fn``,
 printed tensors are never translated.  This module is not part of PyTorch's API
 (PyTorch has no UI language); it only concerns leafkit's teaching tools.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,8 +26,9 @@ _language = "en"
 
 def _check(lang, what: str = "language") -> str:
     if not isinstance(lang, str) or lang not in LANGUAGES:
-        raise ValueError(f"{what} must be one of {', '.join(repr(x) for x in LANGUAGES)} "
-                         f"(English, 简体中文), got {lang!r}")
+        raise ValueError(
+            f"{what} must be one of {', '.join(repr(x) for x in LANGUAGES)} (English, 简体中文), got {lang!r}"
+        )
     return lang
 
 

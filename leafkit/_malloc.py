@@ -14,6 +14,7 @@ The process may then keep up to about 128 MiB of freed memory for reuse.
 Set ``LEAFKIT_MALLOC_TUNING=0`` before importing leafkit to leave glibc's
 settings alone.  On other C libraries or platforms this does nothing.
 """
+
 from __future__ import annotations
 
 import ctypes

@@ -4,6 +4,7 @@ leafkit cannot reproduce PyTorch's random streams (a different algorithm),
 but a seed gives the same numbers on every run, on ``cpu`` and ``cuda``
 alike (values are drawn on the host, then moved).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,7 @@ class Generator:
         self._seed = DEFAULT_SEED
         self._rng = np.random.default_rng(self._seed)
 
-    def manual_seed(self, seed: int) -> "Generator":
+    def manual_seed(self, seed: int) -> Generator:
         seed = int(seed)
         self._seed = seed
         self._rng = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)

@@ -11,6 +11,7 @@ This module holds the state and the protocol (printing, conversion, the
 registry (:mod:`leafkit._functions`), one entry per op; ``backward`` by the
 :mod:`leafkit.autograd` front door.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -18,8 +19,7 @@ import weakref
 
 import numpy as np
 
-from . import _device
-from . import _dtype
+from . import _device, _dtype
 from . import autograd as _autograd
 from .autograd.grad_mode import _state
 from .autograd.graph import AccumulateGrad, _HookDict, add_hook
@@ -33,31 +33,39 @@ NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
     "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
     "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
-    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
 LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 NONLEAF_REQUIRES_GRAD_MESSAGE = "you can only change requires_grad flags of leaf variables."
 NONLEAF_REQUIRES_GRAD_FALSE_MESSAGE = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
-    "subgraph that doesn't require differentiation use var_no_grad = var.detach().")
-SCALAR_WARNING = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                  "Consider using tensor.detach() first.")
+    "subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+SCALAR_WARNING = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first."
+)
 TYPED_STORAGE_WARNING = (
     "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
     "class. This should only matter to you if you are using storages directly.  To access UntypedStorage "
-    "directly, use tensor.untyped_storage() instead of tensor.storage()")
+    "directly, use tensor.untyped_storage() instead of tensor.storage()"
+)
 INFERENCE_SAVED_MESSAGE = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
     "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
-    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
 INFERENCE_INPLACE_MESSAGE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
-    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
+)
 INFERENCE_REQUIRES_GRAD_MESSAGE = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
 NO_GRAD_VIEW_BASE_CHANGED = (
     "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
     "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
     "your code by moving both the view and the inplace either both inside the no_grad block (if you don't want "
-    "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    "the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
 
 _UNCONNECTED = ("no_grad", "inference")
 _warned_scalar = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
@@ -128,8 +136,9 @@ def _parse_size(size, negative=None):
         size = tuple(size[0])
     for s in size:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos 0")
+            raise TypeError(
+                f"empty(): argument 'size' must be tuple of ints, but found element of type {type(s).__name__} at pos 0"
+            )
         if s < 0:
             if negative:
                 raise RuntimeError(negative)
@@ -165,8 +174,16 @@ class Tensor:
         on non-leaves that called ``retain_grad()``.
     """
 
-    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter",
-                 "__weakref__", "__dict__")
+    __slots__ = (
+        "_data",
+        "_device",
+        "_requires_grad",
+        "_grad_fn",
+        "_output_nr",
+        "_version_counter",
+        "__weakref__",
+        "__dict__",
+    )
 
     __array_priority__ = 1000
     __array_ufunc__ = None  # numpy defers to our reflected operators
@@ -177,20 +194,21 @@ class Tensor:
     _hooks = None
     _post_acc_hooks = None  # register_post_accumulate_grad_hook's hooks (leaves only)
     _retains_grad = False
-    _base = None            # for a view: the tensor whose storage it shares
-    _inference = False      # made in inference mode
+    _base = None  # for a view: the tensor whose storage it shares
+    _inference = False  # made in inference mode
     _created_in_no_grad = False
     # for a view, PyTorch's CreationMeta: None (DEFAULT), "no_grad" (made under no_grad of a tensor that requires
     # grad), "inference" (made in inference mode of an ordinary tensor), "multi" (one of several views made by one
     # op: unbind, split), "custom" (an output of a custom Function); a view of such a view inherits it
     _creation_meta = None
-    _attr_version = 0       # for a view: the version its grad_fn was made at (PyTorch's attr_version)
+    _attr_version = 0  # for a view: the version its grad_fn was made at (PyTorch's attr_version)
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and args and not kwargs and all(isinstance(a, (int, np.integer)) for a in args):
             return cls._make(np.zeros(_parse_size(args), dtype=np.float32), _CPU)
         if cls is Tensor and len(args) == 1 and not kwargs:
             from ._creation import tensor
+
             return tensor(args[0], dtype=_dtype.float32)
         if cls is Tensor and not args:
             return cls._make(np.zeros((0,), dtype=np.float32), _CPU)
@@ -211,7 +229,7 @@ class Tensor:
         t._requires_grad = grad_fn is not None
         return t
 
-    def _init_from(self, data: "Tensor", requires_grad: bool) -> None:
+    def _init_from(self, data: Tensor, requires_grad: bool) -> None:
         """Fill a subclass instance (``Parameter``) as a leaf on ``data``'s storage and version counter (an
         inference tensor stays one, and may require grad only inside inference mode, as in PyTorch)."""
         if data._inference:
@@ -251,7 +269,7 @@ class Tensor:
         return _dtype.type_string(self._data.dtype, self._device)
 
     # -- views -------------------------------------------------------------------
-    def _share_view_of(self, src: "Tensor", recorded: bool) -> None:
+    def _share_view_of(self, src: Tensor, recorded: bool) -> None:
         """This tensor is a view of ``src``: it shares the storage's version counter, its base, and how it was made.
 
         A view of an inference tensor is an inference tensor and is not tracked as a view (``_base`` stays
@@ -275,7 +293,7 @@ class Tensor:
         inherited = src._creation_meta if src._base is not None else None
         self._creation_meta = inherited if inherited is not None else meta
 
-    def _alias(self) -> "Tensor":
+    def _alias(self) -> Tensor:
         """A new tensor on the same storage, not recorded (what a custom Function's output is when its forward
         returned an input as it is)."""
         prev = _state.enabled
@@ -285,7 +303,7 @@ class Tensor:
         finally:
             _state.enabled = prev
 
-    def _fresh(self) -> "Tensor":
+    def _fresh(self) -> Tensor:
         """Regenerate a view's grad_fn when its storage changed in place since it was made (PyTorch does this
         lazily, when the grad_fn is next read: ``AsStridedBackward0`` on the base's current history)."""
         if self._base is not None and self._version_counter[0] != self._attr_version:
@@ -371,7 +389,8 @@ class Tensor:
         return _Storage(self._data)
 
     def storage(self) -> _TypedStorage:
-        """The deprecated typed storage; warns (once per process) as PyTorch does, pointing to :meth:`untyped_storage`."""
+        """The deprecated typed storage; warns (once per process) as PyTorch does, pointing to
+        :meth:`untyped_storage`."""
         if not _warned_storage[0]:
             _warned_storage[0] = True
             warnings.warn(TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
@@ -426,7 +445,7 @@ class Tensor:
             raise RuntimeError(INFERENCE_REQUIRES_GRAD_MESSAGE)
         self._requires_grad = value
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``.
 
         On a non-leaf, ``requires_grad_(True)`` changes nothing and returns
@@ -464,21 +483,25 @@ class Tensor:
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                                f"{type(value).__name__}")
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
-                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
-                                   "the same size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                    "the same size"
+                )
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_dtype.ctype(value._data.dtype)}' to a tensor "
                     f"with grad_dtype '{_dtype.word(self._data.dtype)}'. The gradient must match the tensor's "
                     "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute "
                     "with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
-                    "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
+                    "dtypes of a tensor and its gradient may break downstream systems that assume they match."
+                )
             if value._device is not self._device:
                 raise RuntimeError("assigned grad has data located on a different device")
         self._grad = value
@@ -578,8 +601,9 @@ class Tensor:
             if owned:
                 self._grad = Tensor._make(g, self._device)
                 return
-            self._grad = Tensor._make(np.array(g, copy=True) if isinstance(g, (np.generic, _ndarray)) else g.copy(),
-                                      self._device)
+            self._grad = Tensor._make(
+                np.array(g, copy=True) if isinstance(g, (np.generic, _ndarray)) else g.copy(), self._device
+            )
         else:
             gd = self._grad._data
             if gd.shape == g.shape and gd.dtype == g.dtype:
@@ -594,8 +618,9 @@ class Tensor:
             self._grad = g.clone() if self._grad is None else self._grad + g
             return
         if self._grad is None:
-            self._grad = Tensor._make(np.array(g, copy=True) if isinstance(g, (np.generic, _ndarray)) else g.copy(),
-                                      self._device)
+            self._grad = Tensor._make(
+                np.array(g, copy=True) if isinstance(g, (np.generic, _ndarray)) else g.copy(), self._device
+            )
         else:
             self._grad = Tensor._make(self._grad._data + g, self._device)
 
@@ -607,7 +632,7 @@ class Tensor:
         """
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """A new leaf sharing this tensor's storage and version counter, with ``requires_grad=False``."""
         t = Tensor._make(self._data, self._device)
         t._version_counter = self._version_counter
@@ -615,21 +640,22 @@ class Tensor:
             t._inference = True
         return t
 
-    def detach_(self) -> "Tensor":
+    def detach_(self) -> Tensor:
         """Make this tensor a leaf that does not require grad, in place."""
         if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) "
                 "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
                 "hence detach_() cannot be called on these gradients. To fix this error, please refer to the "
-                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
         return self
 
     @property
-    def data(self) -> "Tensor":
+    def data(self) -> Tensor:
         """The same storage as a tensor that does not require grad, with its own version counter."""
         t = Tensor._make(self._data, self._device)
         if self._inference:
@@ -637,7 +663,7 @@ class Tensor:
         return t
 
     @data.setter
-    def data(self, value: "Tensor") -> None:
+    def data(self, value: Tensor) -> None:
         """Swap the storage under this tensor (any shape, dtype or device), keeping its autograd state.
 
         Raises
@@ -651,8 +677,7 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if self._requires_grad and value._data.dtype.kind not in "fc":
-            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
-                               "dtype")
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
         self._device = value._device
 
@@ -683,8 +708,10 @@ class Tensor:
         if self._requires_grad and _state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._device.type != "cpu":
-            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the "
-                            "tensor to host memory first.")
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                "tensor to host memory first."
+            )
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -694,15 +721,20 @@ class Tensor:
     # -- printing ------------------------------------------------------------------------
     def __repr__(self) -> str:
         from ._tensor_str import format_tensor
+
         self._fresh()
         suffixes = []
         if self._grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self._grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
-        return format_tensor(_device.to_host(self._data), dtype_name=self.dtype.name,
-                             device_str=str(self._device), suffixes=suffixes,
-                             default_dtype=_dtype.get_default_dtype().name)
+        return format_tensor(
+            _device.to_host(self._data),
+            dtype_name=self.dtype.name,
+            device_str=str(self._device),
+            suffixes=suffixes,
+            default_dtype=_dtype.get_default_dtype().name,
+        )
 
     __str__ = __repr__
 
@@ -758,10 +790,12 @@ class Tensor:
 
     def __deepcopy__(self, memo):
         if self._grad_fn is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
-                               "because of a torch.nn.utils.weight_norm usage, see "
-                               "https://github.com/pytorch/pytorch/pull/103001")
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                "because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
         new = Tensor._make(self._data.copy(), self._device)
         new._requires_grad = self._requires_grad
         if self._grad is not None:

@@ -21,12 +21,14 @@ Only the public names :func:`format_tensor`, :func:`set_printoptions`,
 :func:`get_printoptions` and :func:`printoptions` are meant to be used from
 outside.
 """
+
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import math
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -52,8 +54,9 @@ _PROFILES = {
 }
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
-                     profile=None, sci_mode=None) -> None:
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+) -> None:
     """Set the options used when printing tensors, as ``torch.set_printoptions`` does.
 
     Parameters
@@ -134,9 +137,15 @@ def printoptions(**kwargs) -> Iterator[None]:
 # --------------------------------------------------------------------------- dtypes
 
 _ALIASES = {
-    "half": "float16", "float": "float32", "double": "float64",
-    "short": "int16", "int": "int32", "long": "int64",
-    "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32",
+    "half": "float16",
+    "float": "float32",
+    "double": "float64",
+    "short": "int16",
+    "int": "int32",
+    "long": "int64",
+    "cfloat": "complex64",
+    "cdouble": "complex128",
+    "chalf": "complex32",
 }
 
 
@@ -228,8 +237,9 @@ def _element_str(value, real_fmt: _Formatter, imag_fmt: _Formatter | None) -> st
     return real + imag if imag[0] in "+-" else real + "+" + imag
 
 
-def _vector_str(vec: np.ndarray, indent: int, summarize: bool,
-                real_fmt: _Formatter, imag_fmt: _Formatter | None) -> str:
+def _vector_str(
+    vec: np.ndarray, indent: int, summarize: bool, real_fmt: _Formatter, imag_fmt: _Formatter | None
+) -> str:
     element_length = real_fmt.width() + 2
     if imag_fmt is not None:
         element_length += imag_fmt.width() + 1
@@ -239,18 +249,21 @@ def _vector_str(vec: np.ndarray, indent: int, summarize: bool,
     if summarize and not edge:
         items = ["..."]
     elif summarize and vec.shape[0] > 2 * edge:
-        items = ([_element_str(v, real_fmt, imag_fmt) for v in vec[:edge].tolist()]
-                 + [" ..."]
-                 + [_element_str(v, real_fmt, imag_fmt) for v in vec[-edge:].tolist()])
+        items = (
+            [_element_str(v, real_fmt, imag_fmt) for v in vec[:edge].tolist()]
+            + [" ..."]
+            + [_element_str(v, real_fmt, imag_fmt) for v in vec[-edge:].tolist()]
+        )
     else:
         items = [_element_str(v, real_fmt, imag_fmt) for v in vec.tolist()]
 
-    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested_str(arr: np.ndarray, indent: int, summarize: bool,
-                real_fmt: _Formatter, imag_fmt: _Formatter | None) -> str:
+def _nested_str(
+    arr: np.ndarray, indent: int, summarize: bool, real_fmt: _Formatter, imag_fmt: _Formatter | None
+) -> str:
     if arr.ndim == 0:
         return _element_str(arr.item(), real_fmt, imag_fmt)
     if arr.ndim == 1:
@@ -259,10 +272,11 @@ def _nested_str(arr: np.ndarray, indent: int, summarize: bool,
     edge = PRINT_OPTS.edgeitems
     n = arr.shape[0]
     if summarize and n > 2 * edge:
-        rows = ([_nested_str(arr[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(edge)]
-                + ["..."]
-                + [_nested_str(arr[i], indent + 1, summarize, real_fmt, imag_fmt)
-                   for i in range(n - edge, n)])
+        rows = (
+            [_nested_str(arr[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(edge)]
+            + ["..."]
+            + [_nested_str(arr[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(n - edge, n)]
+        )
     else:
         rows = [_nested_str(arr[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(n)]
     return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
@@ -282,7 +296,7 @@ def _summarized_data(arr: np.ndarray) -> np.ndarray:
         return arr[(slice(0, 0),) * arr.ndim]
     for axis, size in enumerate(arr.shape):
         if size > 2 * edge:
-            keep = np.r_[0:edge, size - edge:size]
+            keep = np.r_[0:edge, size - edge : size]
             arr = np.take(arr, keep, axis=axis)
     return arr
 
@@ -315,8 +329,9 @@ def _add_suffixes(text: str, suffixes: Iterable[str], indent: int) -> str:
     return "".join(parts)
 
 
-def format_tensor(array, *, dtype_name: str, device_str: str = "cpu",
-                  suffixes: Iterable[str] = (), default_dtype: str = "float32") -> str:
+def format_tensor(
+    array, *, dtype_name: str, device_str: str = "cpu", suffixes: Iterable[str] = (), default_dtype: str = "float32"
+) -> str:
     """Render a tensor's values exactly as PyTorch's ``repr(tensor)`` would.
 
     Mirrors ``torch._tensor_str._str`` for dense CPU/CUDA tensors with the
@@ -365,7 +380,7 @@ def format_tensor(array, *, dtype_name: str, device_str: str = "cpu",
     """
     dtype_name = str(dtype_name)
     if dtype_name.startswith("torch."):
-        dtype_name = dtype_name[len("torch."):]
+        dtype_name = dtype_name[len("torch.") :]
     dtype_name = _ALIASES.get(dtype_name, dtype_name)
     default_dtype = _ALIASES.get(str(default_dtype).replace("torch.", ""), str(default_dtype))
     kind = _dtype_kind(dtype_name)

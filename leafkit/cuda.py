@@ -6,13 +6,22 @@ is *simulated* in host memory (see :mod:`leafkit._device`); ``backend()``
 says which: ``"cupy"``, ``"simulated"``, or ``None`` when the simulation was
 turned off with ``LEAFKIT_SIMULATE_CUDA=0``.
 """
+
 from __future__ import annotations
 
 from . import _device
 from ._random import manual_seed as _manual_seed
 
-__all__ = ["is_available", "backend", "device_count", "current_device", "synchronize", "manual_seed",
-           "manual_seed_all", "get_device_name"]
+__all__ = [
+    "is_available",
+    "backend",
+    "device_count",
+    "current_device",
+    "synchronize",
+    "manual_seed",
+    "manual_seed_all",
+    "get_device_name",
+]
 
 
 def is_available() -> bool:

@@ -1,5 +1,6 @@
 """Named tuples returned by ``max(dim)``, ``min(dim)``, ``sort`` and ``topk``: ``values`` and ``indices``, as
 ``torch.return_types``."""
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -10,8 +11,9 @@ _sort = namedtuple("sort", ["values", "indices"])
 _topk = namedtuple("topk", ["values", "indices"])
 for _t in (_max, _min, _sort, _topk):
     _t.__module__ = "torch.return_types"
-    _t.__repr__ = lambda self: (f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\n"
-                                f"indices={self.indices!r})")
+    _t.__repr__ = lambda self: (
+        f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    )
 
 
 def max(pair):  # noqa: A001 - PyTorch's name

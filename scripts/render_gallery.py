@@ -19,9 +19,11 @@ real PyTorch (its ``.cuda()`` needs a GPU; CPU-only builds use a float64 copy,
 which makes the same autograd point).  Needs Graphviz's ``dot`` (and, for the
 Chinese pictures, a CJK font such as fonts-wqy-zenhei or fonts-noto-cjk).
 """
+
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sys
@@ -37,14 +39,17 @@ DPI = "110"
 def backend(name):
     if name == "torch":
         import torch
+
         return torch
     try:
         import leafkit
+
         leafkit.tensor([1.0], requires_grad=True)
         return leafkit
     except Exception as exc:  # only while leafkit's engine is missing
         print(f"leafkit is not usable ({exc}); falling back to torch", file=sys.stderr)
         import torch
+
         return torch
 
 
@@ -82,23 +87,25 @@ def seed000_ex1(torch, lang="en"):
     else:
         e = torch.randn(3, 3, requires_grad=True)
         f = e.to(torch.float64)
-    return (draw(dict(a=a, b=b, c=c, d=d, e=e, f=f), lang=lang),
-            make_dot(dict(b=b, d=d, f=f), params=dict(a=a, e=e), lang=lang))
+    return (
+        draw(dict(a=a, b=b, c=c, d=d, e=e, f=f), lang=lang),
+        make_dot(dict(b=b, d=d, f=f), params=dict(a=a, e=e), lang=lang),
+    )
 
 
 def seed003_ex9(torch, lang="en"):
     x = torch.tensor([2.0], requires_grad=True)
     y = x.detach()
-    z1 = y ** 2
-    z2 = x ** 2
+    z1 = y**2
+    z2 = x**2
     z2.backward()
     return draw(dict(x=x, y=y, z1=z1, z2=z2), lang=lang)
 
 
 def seed000_appendix(torch, lang="en"):
     x = torch.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    z = y ** 2
+    y = x**2
+    z = y**2
     y.retain_grad()
     y.register_hook(lambda g: None)
     return make_dot({"z": z}, params={"x": x, "y": y}, show_saved=True, show_attrs=True, lang=lang)
@@ -125,7 +132,7 @@ def main(argv=None):
     for lang in args.lang.split(","):
         folder = args.out if lang == "en" else os.path.join(args.out, lang)
         os.makedirs(folder, exist_ok=True)
-        out = lambda name: os.path.join(folder, name)  # noqa: E731
+        out = functools.partial(os.path.join, folder)
         write_png(seed001(torch, lang), out("seed001_a_to_k.png"))
         variables, graph = seed000_ex1(torch, lang)
         write_png(variables, out("seed000_ex1_variables.png"))

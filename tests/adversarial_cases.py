@@ -8,6 +8,7 @@ and compares the observations.  Every case here failed on leafkit when it
 was written; ``KIND`` maps each case to its kind, so a fix can take a whole
 kind at once.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,6 +25,7 @@ def case(kind):
         CASES[fn.__name__] = fn
         KIND[fn.__name__] = kind
         return fn
+
     return register
 
 
@@ -60,8 +62,8 @@ def caught(fn):
 @case("dtype")
 def where_both_scalar_branches_dtype(torch, rec, dev):
     a = torch.tensor([1.0, -2.0, 3.0])
-    rec.value("where(cond, 1.0, 0.0).dtype", str(torch.where(a > 0, 1.0, 0.0).dtype))   # float32 (default dtype)
-    rec.value("where(cond, 1, 0).dtype", str(torch.where(a > 0, 1, 0).dtype))           # int64
+    rec.value("where(cond, 1.0, 0.0).dtype", str(torch.where(a > 0, 1.0, 0.0).dtype))  # float32 (default dtype)
+    rec.value("where(cond, 1, 0).dtype", str(torch.where(a > 0, 1, 0).dtype))  # int64
 
 
 @case("dtype")
@@ -101,8 +103,11 @@ def copy_from_python_scalar(torch, rec, dev):
 def extra_grad_tensors_are_ignored(torch, rec, dev):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     z = (x * x).sum()
-    attempt(rec, "backward([z], grad_tensors=[1, 1])",
-            lambda: torch.autograd.backward([z], grad_tensors=[torch.tensor(1.0), torch.tensor(1.0)]))
+    attempt(
+        rec,
+        "backward([z], grad_tensors=[1, 1])",
+        lambda: torch.autograd.backward([z], grad_tensors=[torch.tensor(1.0), torch.tensor(1.0)]),
+    )
     rec.value("x.grad", x.grad)
 
 
@@ -168,14 +173,22 @@ def float_requiring_grad_into_int_or_bool(torch, rec, dev):
 @case("index_put dtype")
 def index_put_requires_matching_dtypes(torch, rec, dev):
     x = torch.zeros(3, dtype=torch.float64)
-    rec.error("float64[idx] = float32", lambda: x.__setitem__(torch.tensor([0]), torch.tensor([1.0])),
-              key="Index put requires the source and destination dtypes match")
+    rec.error(
+        "float64[idx] = float32",
+        lambda: x.__setitem__(torch.tensor([0]), torch.tensor([1.0])),
+        key="Index put requires the source and destination dtypes match",
+    )
     y = torch.zeros(3)
-    rec.error("float32[[0, 1]] = int64", lambda: y.__setitem__([0, 1], torch.tensor([1, 2])),
-              key="Index put requires the source and destination dtypes match")
-    rec.error("index_put_ float64 values", lambda: y.index_put_((torch.tensor([0]),),
-                                                                torch.tensor([3.0], dtype=torch.float64)),
-              key="Index put requires the source and destination dtypes match")
+    rec.error(
+        "float32[[0, 1]] = int64",
+        lambda: y.__setitem__([0, 1], torch.tensor([1, 2])),
+        key="Index put requires the source and destination dtypes match",
+    )
+    rec.error(
+        "index_put_ float64 values",
+        lambda: y.index_put_((torch.tensor([0]),), torch.tensor([3.0], dtype=torch.float64)),
+        key="Index put requires the source and destination dtypes match",
+    )
     rec.value("y unchanged", y)
     x[x == 0] = torch.tensor(1.0)  # a mask with a 0-d value is masked_fill: any dtype
     rec.value("mask with 0-d float32 into float64", x)
@@ -185,70 +198,112 @@ def index_put_requires_matching_dtypes(torch, rec, dev):
 @case("numpy errors")
 def index_errors_use_pytorch_classes_and_words(torch, rec, dev):
     t = torch.arange(6.0).reshape(2, 3)
-    rec.error("t[tensor([5])] = 1.0", lambda: t.__setitem__(torch.tensor([5]), 1.0),
-              key="index 5 is out of bounds for dimension 0 with size 2")
-    rec.error("gather out of bounds", lambda: t.gather(1, torch.tensor([[5]])),
-              key="index 5 is out of bounds for dimension 1 with size 3")
+    rec.error(
+        "t[tensor([5])] = 1.0",
+        lambda: t.__setitem__(torch.tensor([5]), 1.0),
+        key="index 5 is out of bounds for dimension 0 with size 2",
+    )
+    rec.error(
+        "gather out of bounds",
+        lambda: t.gather(1, torch.tensor([[5]])),
+        key="index 5 is out of bounds for dimension 1 with size 3",
+    )
     rec.error("t[2.0]", lambda: t[2.0], key="long or byte Variables are valid indices")
-    rec.error("arange(3.)[tensor([True, False])]", lambda: torch.arange(3.0)[torch.tensor([True, False])],
-              key="The shape of the mask [2] at index 0 does not match the shape of the indexed tensor [3]")
+    rec.error(
+        "arange(3.)[tensor([True, False])]",
+        lambda: torch.arange(3.0)[torch.tensor([True, False])],
+        key="The shape of the mask [2] at index 0 does not match the shape of the indexed tensor [3]",
+    )
     rec.error("t[::0]", lambda: t[::0], key="slice step cannot be zero")
-    rec.error("0-d .size(0)", lambda: torch.tensor(1.0).size(0),
-              key="Dimension specified as 0 but tensor has no dimensions")
+    rec.error(
+        "0-d .size(0)", lambda: torch.tensor(1.0).size(0), key="Dimension specified as 0 but tensor has no dimensions"
+    )
 
 
 @case("numpy errors")
 def index_is_checked_before_the_leaf_rule(torch, rec, dev):
     x = torch.zeros(3, requires_grad=True)
-    rec.error("1-D leaf: x[:, tensor([0])] = 1.0", lambda: x.__setitem__((slice(None), torch.tensor([0])), 1.0),
-              key="too many indices for tensor of dimension 1")
+    rec.error(
+        "1-D leaf: x[:, tensor([0])] = 1.0",
+        lambda: x.__setitem__((slice(None), torch.tensor([0])), 1.0),
+        key="too many indices for tensor of dimension 1",
+    )
 
 
 @case("numpy errors")
 def value_shape_is_checked_before_index_bounds(torch, rec, dev):
     t = torch.zeros(2, 2)
-    rec.error("(2, 2)[tensor([0, 1]), tensor([2, 0])] = ones(3)",
-              lambda: t.__setitem__((torch.tensor([0, 1]), torch.tensor([2, 0])), torch.ones(3)),
-              key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2]")
+    rec.error(
+        "(2, 2)[tensor([0, 1]), tensor([2, 0])] = ones(3)",
+        lambda: t.__setitem__((torch.tensor([0, 1]), torch.tensor([2, 0])), torch.ones(3)),
+        key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2]",
+    )
 
 
 @case("numpy errors")
 def setitem_shape_errors_are_runtime_errors(torch, rec, dev):
     t = torch.zeros(2, 3)
     t[1, 2] = 0.5
-    rec.error("t[t > 0] = ones(3)", lambda: t.__setitem__(t > 0, torch.ones(3)),
-              key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [1]")
-    rec.error("t[[1]] = ones(2, 3)", lambda: t.__setitem__([1], torch.ones(2, 3)),
-              key="shape mismatch: value tensor of shape [2, 3] cannot be broadcast")
-    rec.error("t[tensor([1])] = ones(2, 3)", lambda: t.__setitem__(torch.tensor([1]), torch.ones(2, 3)),
-              key="shape mismatch: value tensor of shape [2, 3] cannot be broadcast")
+    rec.error(
+        "t[t > 0] = ones(3)",
+        lambda: t.__setitem__(t > 0, torch.ones(3)),
+        key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [1]",
+    )
+    rec.error(
+        "t[[1]] = ones(2, 3)",
+        lambda: t.__setitem__([1], torch.ones(2, 3)),
+        key="shape mismatch: value tensor of shape [2, 3] cannot be broadcast",
+    )
+    rec.error(
+        "t[tensor([1])] = ones(2, 3)",
+        lambda: t.__setitem__(torch.tensor([1]), torch.ones(2, 3)),
+        key="shape mismatch: value tensor of shape [2, 3] cannot be broadcast",
+    )
     c = torch.zeros(2, 1)
-    rec.error("(2, 1)[tensor([1, 0])] = ones(3)", lambda: c.__setitem__(torch.tensor([1, 0]), torch.ones(3)),
-              key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 1]")
+    rec.error(
+        "(2, 1)[tensor([1, 0])] = ones(3)",
+        lambda: c.__setitem__(torch.tensor([1, 0]), torch.ones(3)),
+        key="shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 1]",
+    )
 
 
 @case("numpy errors")
 def setitem_refuses_lists_arrays_and_strings(torch, rec, dev):
     t = torch.zeros(3)
-    rec.error("t[:] = [1., 2., 3.]", lambda: t.__setitem__(slice(None), [1.0, 2.0, 3.0]),
-              key="can't assign a list to a torch.FloatTensor")
-    rec.error("t[:] = (1., 2., 3.)", lambda: t.__setitem__(slice(None), (1.0, 2.0, 3.0)),
-              key="can't assign a tuple to a torch.FloatTensor")
-    rec.error("t[:] = np.array", lambda: t.__setitem__(slice(None), np.array([1.0, 2.0, 3.0])),
-              key="can't assign a numpy.ndarray to a torch.FloatTensor")
+    rec.error(
+        "t[:] = [1., 2., 3.]",
+        lambda: t.__setitem__(slice(None), [1.0, 2.0, 3.0]),
+        key="can't assign a list to a torch.FloatTensor",
+    )
+    rec.error(
+        "t[:] = (1., 2., 3.)",
+        lambda: t.__setitem__(slice(None), (1.0, 2.0, 3.0)),
+        key="can't assign a tuple to a torch.FloatTensor",
+    )
+    rec.error(
+        "t[:] = np.array",
+        lambda: t.__setitem__(slice(None), np.array([1.0, 2.0, 3.0])),
+        key="can't assign a numpy.ndarray to a torch.FloatTensor",
+    )
     rec.error("t[0] = 'a'", lambda: t.__setitem__(0, "a"), key="can't assign a str to a torch.FloatTensor")
     rec.value("t", t)
 
 
 @case("numpy errors")
 def construction_errors(torch, rec, dev):
-    rec.error("tensor([[1, 2], [3]])", lambda: torch.tensor([[1, 2], [3]]),
-              key="expected sequence of length 2 at dim 1 (got 1)")
+    rec.error(
+        "tensor([[1, 2], [3]])",
+        lambda: torch.tensor([[1, 2], [3]]),
+        key="expected sequence of length 2 at dim 1 (got 1)",
+    )
     rec.error("tensor(None)", lambda: torch.tensor(None), key="Could not infer dtype of NoneType")
-    rec.error("tensor([2**63])", lambda: torch.tensor([2 ** 63]), key="Overflow when unpacking long long")
+    rec.error("tensor([2**63])", lambda: torch.tensor([2**63]), key="Overflow when unpacking long long")
     rec.error("zeros(-1)", lambda: torch.zeros(-1), key="zeros: Dimension size must be non-negative.")
-    rec.error("zeros(0).view(-1, 0)", lambda: torch.zeros(0).view(-1, 0),
-              key="because the unspecified dimension size -1 can be any value and is ambiguous")
+    rec.error(
+        "zeros(0).view(-1, 0)",
+        lambda: torch.zeros(0).view(-1, 0),
+        key="because the unspecified dimension size -1 can be any value and is ambiguous",
+    )
 
 
 @case("numpy errors")
@@ -259,21 +314,33 @@ def integer_and_bool_matmul_and_powers(torch, rec, dev):
 
 @case("numpy errors")
 def message_details(torch, rec, dev):
-    rec.error("gather float index", lambda: torch.ones(2, 3).gather(1, torch.tensor([[1.0]])),
-              key="gather(): Expected dtype int32/int64 for index")
+    rec.error(
+        "gather float index",
+        lambda: torch.ones(2, 3).gather(1, torch.tensor([[1.0]])),
+        key="gather(): Expected dtype int32/int64 for index",
+    )
     x = torch.tensor([1.0], requires_grad=True)
     y = x * x
     y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0], gi[0]))
-    rec.error("node hook returns three values", lambda: y.sum().backward(),
-              key="hook '<lambda>' has returned an incorrect number of values (got 3, but expected 2)")
+    rec.error(
+        "node hook returns three values",
+        lambda: y.sum().backward(),
+        key="hook '<lambda>' has returned an incorrect number of values (got 3, but expected 2)",
+    )
     y = x * 2
     y.grad_fn.register_prehook(lambda go: (go[0], go[0]))
-    rec.error("node pre-hook returns two values", lambda: y.sum().backward(),
-              key="hook '<lambda>' has returned an incorrect number of values (got 2, but expected 1)")
+    rec.error(
+        "node pre-hook returns two values",
+        lambda: y.sum().backward(),
+        key="hook '<lambda>' has returned an incorrect number of values (got 2, but expected 1)",
+    )
     y = x * 2  # MulBackward0's second input is the Python number 2: its gradient is None
     y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
-    rec.error("node hook fills a None gradient", lambda: y.sum().backward(),
-              key="can't replace a None gradient with a non-None value")
+    rec.error(
+        "node hook fills a None gradient",
+        lambda: y.sum().backward(),
+        key="can't replace a None gradient with a non-None value",
+    )
     rec.warns("0-d .T", lambda: torch.tensor(1.0).T, key="Tensor.T is deprecated on 0-D tensors")
     rec.error("bool trunc", lambda: torch.tensor([True]).trunc(), key="not implemented for 'Bool'")
 
@@ -310,7 +377,7 @@ def anomaly_mode_reports_only_pytorch_warnings(torch, rec, dev):
 @case("edge values")
 def pow_half_gradient_at_minus_inf(torch, rec, dev):
     x = torch.tensor([-float("inf"), 4.0], requires_grad=True)
-    (g,) = torch.autograd.grad((x ** 0.5).sum(), x)  # PyTorch: 0.5 * x ** -0.5 with x ** -0.5 = rsqrt(x)
+    (g,) = torch.autograd.grad((x**0.5).sum(), x)  # PyTorch: 0.5 * x ** -0.5 with x ** -0.5 = rsqrt(x)
     rec.value("grad", g)
 
 
@@ -343,8 +410,10 @@ def broadcast_source_alias(torch, rec, dev):
 @case("overlap")
 def strided_partial_overlap_is_not_checked(torch, rec, dev):
     # PyTorch checks partial overlap only between non-overlapping-and-dense tensors ("too hard" otherwise)
-    for label, write in [("h[:, 0].copy_(h[0, :2])", lambda h: h[:, 0].copy_(h[0, :2])),
-                         ("h.t()[0].add_(h[0, :2])", lambda h: h.t()[0].add_(h[0, :2]))]:
+    for label, write in [
+        ("h[:, 0].copy_(h[0, :2])", lambda h: h[:, 0].copy_(h[0, :2])),
+        ("h.t()[0].add_(h[0, :2])", lambda h: h.t()[0].add_(h[0, :2])),
+    ]:
         h = torch.arange(6.0).reshape(2, 3)
         try:
             write(h)
@@ -379,8 +448,10 @@ def views_of_inference_tensors_are_not_tracked(torch, rec, dev):
         a = torch.ones(2, 3)
         inside = a.t()
     outside = a.t()
-    rec.value("._base is None (made inside, made outside, view of a view)",
-              (inside._base is None, outside._base is None, outside[0]._base is None))
+    rec.value(
+        "._base is None (made inside, made outside, view of a view)",
+        (inside._base is None, outside._base is None, outside[0]._base is None),
+    )
     rec.value("still inference tensors", (inside.is_inference(), outside.is_inference()))
 
 
@@ -400,8 +471,11 @@ def parameters_and_inference_tensors(torch, rec, dev):
         p = torch.nn.Parameter(torch.ones(2))
         rec.value("Parameter made inside", (p.is_inference(), p.requires_grad, p.is_leaf))
         t = torch.ones(2)
-    rec.error("Parameter(inference tensor) outside", lambda: torch.nn.Parameter(t),
-              key="Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+    rec.error(
+        "Parameter(inference tensor) outside",
+        lambda: torch.nn.Parameter(t),
+        key="Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+    )
 
 
 @case("inference mode")
@@ -437,8 +511,11 @@ def view_made_in_inference_mode_after_base_changes(torch, rec, dev):
     with torch.inference_mode():
         v = y[0:2]
     y.add_(1)
-    rec.error("v.grad_fn", lambda: v.grad_fn,
-              key="A view was created in inference mode and its base or another view of its base has been modified")
+    rec.error(
+        "v.grad_fn",
+        lambda: v.grad_fn,
+        key="A view was created in inference mode and its base or another view of its base has been modified",
+    )
     rec.error("v * 1", lambda: v * 1, key="A view was created in inference mode")
 
 
@@ -462,8 +539,11 @@ def no_grad_view_after_its_base_changed(torch, rec, dev):
     with torch.no_grad():
         yv = y[0:2]
     y.mul_(3)
-    rec.error("yv.grad_fn", lambda: yv.grad_fn,
-              key="A view was created in no_grad mode and its base or another view of its base has been modified")
+    rec.error(
+        "yv.grad_fn",
+        lambda: yv.grad_fn,
+        key="A view was created in no_grad mode and its base or another view of its base has been modified",
+    )
     w = torch.ones(3, requires_grad=True)
     with torch.no_grad():
         wv = w[0:2]
@@ -505,8 +585,9 @@ def no_grad_view_of_a_tensor_that_requires_grad_is_not_connected(torch, rec, dev
     rec.value("(v * 2).grad_fn inputs", [n for n, _ in y.grad_fn.next_functions])
     y.sum().backward()
     rec.value("v.grad, x.grad", (v.grad, x.grad))
-    rec.error("autograd.grad(..., v)", lambda: torch.autograd.grad((v * 2).sum(), v),
-              key="appears to not have been used")
+    rec.error(
+        "autograd.grad(..., v)", lambda: torch.autograd.grad((v * 2).sum(), v), key="appears to not have been used"
+    )
 
 
 @case("views")
@@ -532,11 +613,17 @@ def custom_function_output_views(torch, rec, dev):
             return out
 
     a = torch.ones(2, 1, requires_grad=True)
-    rec.error("in-place on a view of the input", lambda: ViewOfInput.apply(a * 1).mul_(2),
-              key="This view was created inside a custom Function")
+    rec.error(
+        "in-place on a view of the input",
+        lambda: ViewOfInput.apply(a * 1).mul_(2),
+        key="This view was created inside a custom Function",
+    )
     b = torch.ones(3, requires_grad=True)
-    rec.error("in-place on a view of an intermediate", lambda: ViewOfIntermediate.apply(b).mul_(2),
-              key="This view was created inside a custom Function")
+    rec.error(
+        "in-place on a view of an intermediate",
+        lambda: ViewOfIntermediate.apply(b).mul_(2),
+        key="This view was created inside a custom Function",
+    )
 
 
 # == 14. custom autograd.Function ======================================================================================
@@ -573,9 +660,12 @@ def gradient_for_a_non_tensor_input(torch, rec, dev):
             return g, g
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
-    rec.error("backward returns a gradient for k=2.0", lambda: Scale.apply(x, 2.0).sum().backward(),
-              key="returned a gradient different than None at position 2, but the corresponding forward input was "
-                  "not a Variable")
+    rec.error(
+        "backward returns a gradient for k=2.0",
+        lambda: Scale.apply(x, 2.0).sum().backward(),
+        key="returned a gradient different than None at position 2, but the corresponding forward input was "
+        "not a Variable",
+    )
     rec.value("x.grad", x.grad)
 
 
@@ -592,8 +682,11 @@ def save_for_backward_error_names_the_argument(torch, rec, dev):
             return g
 
     x = torch.tensor([1.0], requires_grad=True)
-    rec.error("save_for_backward(x, 3)", lambda: SaveInt.apply(x),
-              key="save_for_backward can only save variables, but argument 1 is of type int")
+    rec.error(
+        "save_for_backward(x, 3)",
+        lambda: SaveInt.apply(x),
+        key="save_for_backward can only save variables, but argument 1 is of type int",
+    )
 
 
 @case("custom Function")
@@ -629,7 +722,7 @@ def once_differentiable_hangs_off_detached_outputs(torch, rec, dev):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         @torch.autograd.function.once_differentiable
@@ -660,8 +753,11 @@ def post_accumulate_grad_hook(torch, rec, dev):
         return seen
 
     attempt(rec, "register_post_accumulate_grad_hook", run)
-    rec.error("on a non-leaf", lambda: (a * 2).register_post_accumulate_grad_hook(lambda p: None),
-              key="post accumulate grad hooks cannot be registered on non-leaf tensors")
+    rec.error(
+        "on a non-leaf",
+        lambda: (a * 2).register_post_accumulate_grad_hook(lambda p: None),
+        key="post accumulate grad hooks cannot be registered on non-leaf tensors",
+    )
 
 
 @case("hooks")
@@ -693,8 +789,11 @@ def autograd_grad_of_a_hooked_non_leaf(torch, rec, dev):
 @case(".data")
 def data_assignment_checks_dtype(torch, rec, dev):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
-    rec.error("x.data = int tensor", lambda: setattr(x, "data", torch.tensor([1, 2])),
-              key="data set to a tensor that requires gradients must be floating point or complex dtype")
+    rec.error(
+        "x.data = int tensor",
+        lambda: setattr(x, "data", torch.tensor([1, 2])),
+        key="data set to a tensor that requires gradients must be floating point or complex dtype",
+    )
     rec.value("x", (x, str(x.dtype), x.requires_grad))
 
 
@@ -718,38 +817,64 @@ def anomaly_in_double_backward_names_the_inducing_forward(torch, rec, dev):
 # == 16. API learners meet that leafkit does not have ==================================================================
 # name -> call(lib, x, b, m): x, b are (3,) leaves and m a (2, 2) leaf, all requiring grad
 MISSING = {
-    "fmod": lambda lib, x, b, m: lib.fmod(x, b), "Tensor.fmod": lambda lib, x, b, m: x.fmod(1.5),
-    "rsqrt": lambda lib, x, b, m: (x * x + 1).rsqrt(), "amax": lambda lib, x, b, m: m.amax(0),
-    "amin": lambda lib, x, b, m: m.amin(1), "prod": lambda lib, x, b, m: (x * b).prod(),
-    "cumsum": lambda lib, x, b, m: x.cumsum(0), "cumprod": lambda lib, x, b, m: x.cumprod(0),
-    "std": lambda lib, x, b, m: x.std(), "var": lambda lib, x, b, m: x.var(),
-    "logsumexp": lambda lib, x, b, m: x.logsumexp(0), "repeat": lambda lib, x, b, m: x.repeat(2),
-    "flip": lambda lib, x, b, m: x.flip(0), "roll": lambda lib, x, b, m: x.roll(1),
-    "sort": lambda lib, x, b, m: x.sort().values, "topk": lambda lib, x, b, m: x.topk(2).values,
+    "fmod": lambda lib, x, b, m: lib.fmod(x, b),
+    "Tensor.fmod": lambda lib, x, b, m: x.fmod(1.5),
+    "rsqrt": lambda lib, x, b, m: (x * x + 1).rsqrt(),
+    "amax": lambda lib, x, b, m: m.amax(0),
+    "amin": lambda lib, x, b, m: m.amin(1),
+    "prod": lambda lib, x, b, m: (x * b).prod(),
+    "cumsum": lambda lib, x, b, m: x.cumsum(0),
+    "cumprod": lambda lib, x, b, m: x.cumprod(0),
+    "std": lambda lib, x, b, m: x.std(),
+    "var": lambda lib, x, b, m: x.var(),
+    "logsumexp": lambda lib, x, b, m: x.logsumexp(0),
+    "repeat": lambda lib, x, b, m: x.repeat(2),
+    "flip": lambda lib, x, b, m: x.flip(0),
+    "roll": lambda lib, x, b, m: x.roll(1),
+    "sort": lambda lib, x, b, m: x.sort().values,
+    "topk": lambda lib, x, b, m: x.topk(2).values,
     "argsort": lambda lib, x, b, m: x.argsort(),
     "index_select": lambda lib, x, b, m: x.index_select(0, lib.tensor([2, 0])),
-    "diag": lambda lib, x, b, m: lib.diag(x), "trace": lambda lib, x, b, m: m.trace(),
-    "triu": lambda lib, x, b, m: m.triu(), "tril": lambda lib, x, b, m: m.tril(),
-    "log1p": lambda lib, x, b, m: (x * x).log1p(), "expm1": lambda lib, x, b, m: x.expm1(),
-    "tan": lambda lib, x, b, m: x.tan(), "asin": lambda lib, x, b, m: (x / 3).asin(),
-    "acos": lambda lib, x, b, m: (x / 3).acos(), "atan": lambda lib, x, b, m: x.atan(),
-    "sinh": lambda lib, x, b, m: x.sinh(), "cosh": lambda lib, x, b, m: x.cosh(),
-    "erf": lambda lib, x, b, m: x.erf(), "exp2": lambda lib, x, b, m: x.exp2(),
-    "log2": lambda lib, x, b, m: b.log2(), "log10": lambda lib, x, b, m: b.log10(),
-    "atan2": lambda lib, x, b, m: lib.atan2(x, b), "hypot": lambda lib, x, b, m: lib.hypot(x, b),
-    "lerp": lambda lib, x, b, m: lib.lerp(x, b, 0.3), "addcmul": lambda lib, x, b, m: lib.addcmul(x, x, b),
-    "einsum": lambda lib, x, b, m: lib.einsum("ij,jk->ik", m, m), "split": lambda lib, x, b, m: m.split(1)[1],
-    "chunk": lambda lib, x, b, m: m.chunk(2)[0], "clamp_min": lambda lib, x, b, m: x.clamp_min(0.7),
-    "clamp_max": lambda lib, x, b, m: x.clamp_max(0.7), "negative": lambda lib, x, b, m: x.negative(),
-    "absolute": lambda lib, x, b, m: x.absolute(), "fix": lambda lib, x, b, m: lib.fix(x),
-    "rsub": lambda lib, x, b, m: lib.rsub(x, 1.0), "t_": lambda lib, x, b, m: (m * 1).t_(),
-    "new_zeros": lambda lib, x, b, m: x.new_zeros(2), "storage_offset": lambda lib, x, b, m: m[1].storage_offset(),
+    "diag": lambda lib, x, b, m: lib.diag(x),
+    "trace": lambda lib, x, b, m: m.trace(),
+    "triu": lambda lib, x, b, m: m.triu(),
+    "tril": lambda lib, x, b, m: m.tril(),
+    "log1p": lambda lib, x, b, m: (x * x).log1p(),
+    "expm1": lambda lib, x, b, m: x.expm1(),
+    "tan": lambda lib, x, b, m: x.tan(),
+    "asin": lambda lib, x, b, m: (x / 3).asin(),
+    "acos": lambda lib, x, b, m: (x / 3).acos(),
+    "atan": lambda lib, x, b, m: x.atan(),
+    "sinh": lambda lib, x, b, m: x.sinh(),
+    "cosh": lambda lib, x, b, m: x.cosh(),
+    "erf": lambda lib, x, b, m: x.erf(),
+    "exp2": lambda lib, x, b, m: x.exp2(),
+    "log2": lambda lib, x, b, m: b.log2(),
+    "log10": lambda lib, x, b, m: b.log10(),
+    "atan2": lambda lib, x, b, m: lib.atan2(x, b),
+    "hypot": lambda lib, x, b, m: lib.hypot(x, b),
+    "lerp": lambda lib, x, b, m: lib.lerp(x, b, 0.3),
+    "addcmul": lambda lib, x, b, m: lib.addcmul(x, x, b),
+    "einsum": lambda lib, x, b, m: lib.einsum("ij,jk->ik", m, m),
+    "split": lambda lib, x, b, m: m.split(1)[1],
+    "chunk": lambda lib, x, b, m: m.chunk(2)[0],
+    "clamp_min": lambda lib, x, b, m: x.clamp_min(0.7),
+    "clamp_max": lambda lib, x, b, m: x.clamp_max(0.7),
+    "negative": lambda lib, x, b, m: x.negative(),
+    "absolute": lambda lib, x, b, m: x.absolute(),
+    "fix": lambda lib, x, b, m: lib.fix(x),
+    "rsub": lambda lib, x, b, m: lib.rsub(x, 1.0),
+    "t_": lambda lib, x, b, m: (m * 1).t_(),
+    "new_zeros": lambda lib, x, b, m: x.new_zeros(2),
+    "storage_offset": lambda lib, x, b, m: m[1].storage_offset(),
     "F.binary_cross_entropy": lambda lib, x, b, m: lib.nn.functional.binary_cross_entropy(
-        x.sigmoid(), lib.tensor([1.0, 0.0, 1.0])),
+        x.sigmoid(), lib.tensor([1.0, 0.0, 1.0])
+    ),
     "F.l1_loss": lambda lib, x, b, m: lib.nn.functional.l1_loss(x, b),
     "F.smooth_l1_loss": lambda lib, x, b, m: lib.nn.functional.smooth_l1_loss(x, b),
     "F.huber_loss": lambda lib, x, b, m: lib.nn.functional.huber_loss(x, b),
-    "F.gelu": lambda lib, x, b, m: lib.nn.functional.gelu(x), "F.silu": lambda lib, x, b, m: lib.nn.functional.silu(x),
+    "F.gelu": lambda lib, x, b, m: lib.nn.functional.gelu(x),
+    "F.silu": lambda lib, x, b, m: lib.nn.functional.silu(x),
     "F.elu": lambda lib, x, b, m: lib.nn.functional.elu(x),
     "F.leaky_relu": lambda lib, x, b, m: lib.nn.functional.leaky_relu(x, 0.1),
     "F.softplus": lambda lib, x, b, m: lib.nn.functional.softplus(x),
@@ -761,12 +886,14 @@ MISSING = {
     "optim.AdamW": lambda lib, x, b, m: _adamw(lib),
     "uint8": lambda lib, x, b, m: lib.tensor([250], dtype=lib.uint8) + 10,
     "bfloat16": lambda lib, x, b, m: lib.tensor([1.5], dtype=lib.bfloat16),
-    ">>": lambda lib, x, b, m: lib.tensor([8, 3]) >> 1, "<<": lambda lib, x, b, m: lib.tensor([8, 3]) << 1,
+    ">>": lambda lib, x, b, m: lib.tensor([8, 3]) >> 1,
+    "<<": lambda lib, x, b, m: lib.tensor([8, 3]) << 1,
     "result_type": lambda lib, x, b, m: str(lib.result_type(lib.tensor([1]), 2.5)),
     "promote_types": lambda lib, x, b, m: str(lib.promote_types(lib.int32, lib.float16)),
     "can_cast": lambda lib, x, b, m: lib.can_cast(lib.float32, lib.int32),
-    "is_grads_batched": lambda lib, x, b, m: lib.autograd.grad(x * x, x, grad_outputs=lib.eye(3),
-                                                               is_grads_batched=True)[0],
+    "is_grads_batched": lambda lib, x, b, m: lib.autograd.grad(
+        x * x, x, grad_outputs=lib.eye(3), is_grads_batched=True
+    )[0],
 }
 
 
@@ -775,7 +902,7 @@ def _adamw(lib):
     opt = lib.optim.AdamW([w], lr=0.1)
     for _ in range(3):
         opt.zero_grad()
-        (w ** 2).sum().backward()
+        (w**2).sum().backward()
         opt.step()
     return w
 

@@ -20,6 +20,7 @@ in the "exact" set), so ties (``maximum``, ``where``), halfway points
 both libraries must agree bit for bit.  The "smooth" set adds exp/tanh/
 sigmoid/softmax/matmul for the higher-order programs, compared with a tolerance.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,7 +45,7 @@ EXACT_UNARY = {
     "floordiv_scalar": lambda lib, a: a // 2,
     "half": lambda lib, a: a * 0.5,
     "square": lambda lib, a: a * a,
-    "pow2": lambda lib, a: a ** 2,
+    "pow2": lambda lib, a: a**2,
     "where_scalar_other": lambda lib, a: lib.where(a > 0, a, 0.0),
     "where_scalar_self": lambda lib, a: lib.where(a >= 0.5, 1.5, a),
     "where_both_scalar": lambda lib, a: lib.where(a > 0, 1.0, -1.0) * a,
@@ -89,15 +90,18 @@ SMOOTH_UNARY = {
     "softmax": lambda lib, a: a.softmax(1),
     "log_softmax": lambda lib, a: a.log_softmax(0),
     "sqrt": lambda lib, a: (a * a + 1).sqrt(),
-    "pow3": lambda lib, a: a ** 3,
+    "pow3": lambda lib, a: a**3,
     "norm": lambda lib, a: a.norm() * a,
     "sin": lambda lib, a: a.sin(),
 }
+
+
 def _custom(lib, kind):
     """A custom ``autograd.Function`` per library (cached): a cube whose backward is written in tensor ops
     (so it can be differentiated again), or the same under ``once_differentiable``."""
     key = (lib.__name__, kind)
     if key not in _CUSTOM:
+
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
             return 3 * x * x * g
@@ -108,22 +112,26 @@ def _custom(lib, kind):
 
         if kind == "once":
             backward = lib.autograd.function.once_differentiable(backward)
-        _CUSTOM[key] = type("Cube" if kind == "twice" else "CubeOnce", (lib.autograd.Function,),
-                            {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+        _CUSTOM[key] = type(
+            "Cube" if kind == "twice" else "CubeOnce",
+            (lib.autograd.Function,),
+            {"forward": staticmethod(forward), "backward": staticmethod(backward)},
+        )
     return _CUSTOM[key]
 
 
 _CUSTOM = {}
-SMOOTH_UNARY.update({
-    "custom_cube": lambda lib, a: _custom(lib, "twice").apply(a * 0.5),
-    "custom_once": lambda lib, a: _custom(lib, "once").apply(a * 0.5),
-})
+SMOOTH_UNARY.update(
+    {
+        "custom_cube": lambda lib, a: _custom(lib, "twice").apply(a * 0.5),
+        "custom_once": lambda lib, a: _custom(lib, "once").apply(a * 0.5),
+    }
+)
 
 SMOOTH_BINARY = {
     "div": lambda lib, a, b: a / (b * b + 1),
     "mse": lambda lib, a, b: lib.nn.functional.mse_loss(a, b) * a,
-    "bce": lambda lib, a, b: lib.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid(),
-                                                                                  reduction="none"),
+    "bce": lambda lib, a, b: lib.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid(), reduction="none"),
     "linear": lambda lib, a, b: lib.nn.functional.linear(a, b),
 }
 
@@ -155,12 +163,12 @@ def _value(lib, kind, src):
     if kind == "row":
         return src[0]
     if kind == "row_lead1":
-        return src[:1]                     # (1, 3): PyTorch drops the leading size-1 dims
+        return src[:1]  # (1, 3): PyTorch drops the leading size-1 dims
     if kind == "row_lead11":
-        return src[:1].unsqueeze(0)        # (1, 1, 3)
+        return src[:1].unsqueeze(0)  # (1, 1, 3)
     if kind == "col_scalar1":
-        return src[0, :1]                  # (1,): broadcasts anywhere
-    return src                             # (2, 3): fits only a few keys
+        return src[0, :1]  # (1,): broadcasts anywhere
+    return src  # (2, 3): fits only a few keys
 
 
 INPLACE = {
@@ -184,6 +192,8 @@ INPLACE = {
 
 def _then(_done, t):
     return t
+
+
 MODES = ["grad", "grad", "grad", "no_grad", "inference"]
 
 
@@ -216,8 +226,16 @@ class Observer:
     def tensor(self, t):
         fn = t.grad_fn
         inf = t.is_inference() if hasattr(t, "is_inference") else None
-        return ("T", tuple(t.shape), str(t.dtype).split(".")[-1], t.requires_grad, t.is_leaf,
-                None if fn is None else fn.name(), inf, self.vals(t))
+        return (
+            "T",
+            tuple(t.shape),
+            str(t.dtype).split(".")[-1],
+            t.requires_grad,
+            t.is_leaf,
+            None if fn is None else fn.name(),
+            inf,
+            self.vals(t),
+        )
 
     @staticmethod
     def error(e):
@@ -340,8 +358,11 @@ def close(got, want, rtol=1e-4, atol=1e-5):
     if isinstance(want, float) and isinstance(got, float):
         return math.isclose(got, want, rel_tol=rtol, abs_tol=atol) or got == want
     if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
-        return type(got) is type(want) and len(got) == len(want) and all(
-            close(g, w, rtol, atol) for g, w in zip(got, want))
+        return (
+            type(got) is type(want)
+            and len(got) == len(want)
+            and all(close(g, w, rtol, atol) for g, w in zip(got, want))
+        )
     if isinstance(want, dict) and isinstance(got, dict):
         return got.keys() == want.keys() and all(close(got[k], want[k], rtol, atol) for k in want)
     return got == want
@@ -382,19 +403,27 @@ def train(lib, cfg):
         opt.step()
         losses.append(loss.item())
     fn = loss.grad_fn
-    return {"losses": losses, "params": [p.detach().tolist() for p in params],
-            "grads": [None if p.grad is None else p.grad.tolist() for p in params],
-            "running": [bn.running_mean.tolist(), bn.running_var.tolist(), int(bn.num_batches_tracked)],
-            "loss node": None if fn is None else fn.name()}
+    return {
+        "losses": losses,
+        "params": [p.detach().tolist() for p in params],
+        "grads": [None if p.grad is None else p.grad.tolist() for p in params],
+        "running": [bn.running_mean.tolist(), bn.running_var.tolist(), int(bn.num_batches_tracked)],
+        "loss node": None if fn is None else fn.name(),
+    }
 
 
 # -- torch.autograd.functional on random compositions ------------------------------------------------------------------
 FUNCTIONAL_OPS = {
-    "sin": lambda lib, a, b: a.sin() * b, "exp": lambda lib, a, b: (a * 0.5).exp() + b,
-    "tanh": lambda lib, a, b: (a * b).tanh(), "pow": lambda lib, a, b: a ** 3 - b * a,
-    "div": lambda lib, a, b: a / (b * b + 1), "sigmoid": lambda lib, a, b: (a - b).sigmoid(),
-    "where": lambda lib, a, b: lib.where(a > 0, a * b, b * b), "maximum": lambda lib, a, b: lib.maximum(a, b) * a,
-    "softmax": lambda lib, a, b: (a * b).softmax(0), "sqrt": lambda lib, a, b: (a * a + b * b + 1).sqrt(),
+    "sin": lambda lib, a, b: a.sin() * b,
+    "exp": lambda lib, a, b: (a * 0.5).exp() + b,
+    "tanh": lambda lib, a, b: (a * b).tanh(),
+    "pow": lambda lib, a, b: a**3 - b * a,
+    "div": lambda lib, a, b: a / (b * b + 1),
+    "sigmoid": lambda lib, a, b: (a - b).sigmoid(),
+    "where": lambda lib, a, b: lib.where(a > 0, a * b, b * b),
+    "maximum": lambda lib, a, b: lib.maximum(a, b) * a,
+    "softmax": lambda lib, a, b: (a * b).softmax(0),
+    "sqrt": lambda lib, a, b: (a * a + b * b + 1).sqrt(),
 }
 
 
@@ -414,14 +443,16 @@ def functional(lib, ops, xs, vs):
         return f(*ts).sum()
 
     out = {}
-    for name, call in [("jacobian", lambda: F.jacobian(f, inputs)),
-                       ("jacobian strict", lambda: F.jacobian(f, inputs, strict=True)),
-                       ("hessian", lambda: F.hessian(scalar, inputs)),
-                       ("vjp", lambda: F.vjp(f, inputs, lib.ones(len(xs[0]), dtype=lib.float64))),
-                       ("jvp", lambda: F.jvp(f, inputs, v_in)),
-                       ("hvp", lambda: F.hvp(scalar, inputs, v_in)),
-                       ("vhp", lambda: F.vhp(scalar, inputs, v_in)),
-                       ("jacobian create_graph", lambda: _through(lib, F.jacobian(f, _rg(inputs), create_graph=True)))]:
+    for name, call in [
+        ("jacobian", lambda: F.jacobian(f, inputs)),
+        ("jacobian strict", lambda: F.jacobian(f, inputs, strict=True)),
+        ("hessian", lambda: F.hessian(scalar, inputs)),
+        ("vjp", lambda: F.vjp(f, inputs, lib.ones(len(xs[0]), dtype=lib.float64))),
+        ("jvp", lambda: F.jvp(f, inputs, v_in)),
+        ("hvp", lambda: F.hvp(scalar, inputs, v_in)),
+        ("vhp", lambda: F.vhp(scalar, inputs, v_in)),
+        ("jacobian create_graph", lambda: _through(lib, F.jacobian(f, _rg(inputs), create_graph=True))),
+    ]:
         try:
             out[name] = _nest(call())
         except Exception as e:  # noqa: BLE001

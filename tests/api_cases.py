@@ -4,6 +4,7 @@
 PyTorch and compares every observation: values, gradients, node names,
 error classes and key phrases, warnings.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 
 def _names(fn, depth=3):
     from higher_order_cases import tree
+
     return tree(fn, depth)
 
 
@@ -30,8 +32,11 @@ def setitem_broadcast(torch, rec, dev):
     rec.error("x[1] = ones(2, 3)", lambda: x.__setitem__(1, torch.ones(2, 3)), key="must be greater or equal to")
     rec.error("x[1] = ones(2)", lambda: x.__setitem__(1, torch.ones(2)), key="The expanded size of the tensor (3)")
     rec.error("x[[0, 1]] = ones(4, 3)", lambda: x.__setitem__([0, 1], torch.ones(4, 3)), key="shape mismatch")
-    rec.error("zeros(3).copy_(ones(1, 3))", lambda: torch.zeros(3).copy_(torch.ones(1, 3)),
-              key="doesn't match the broadcast shape [1, 3]")
+    rec.error(
+        "zeros(3).copy_(ones(1, 3))",
+        lambda: torch.zeros(3).copy_(torch.ones(1, 3)),
+        key="doesn't match the broadcast shape [1, 3]",
+    )
     rec.value("zeros(2, 3).copy_(ones(3))", torch.zeros(2, 3).copy_(torch.arange(3.0)))
 
 
@@ -113,8 +118,11 @@ def custom_function_node_type(torch, rec, dev):
     rec.value("repr has SquareBackward", "SquareBackward" in repr(y))
     y.backward()
     rec.value("x.grad", x.grad)
-    rec.error("wrong number of gradients", lambda: _bad_function(torch).apply(x).sum().backward(),
-              key="returned an incorrect number of gradients")
+    rec.error(
+        "wrong number of gradients",
+        lambda: _bad_function(torch).apply(x).sum().backward(),
+        key="returned an incorrect number of gradients",
+    )
 
 
 def _bad_function(torch):
@@ -130,21 +138,27 @@ def _bad_function(torch):
     return Bad
 
 
-# -- 6. backward(inputs=) on a tensor that does not require grad --------------------------------------------------------
+# -- 6. backward(inputs=) on a tensor that does not require grad -------------------------------------------------------
 def backward_inputs_message(torch, rec, dev):
     x = torch.tensor([1.0], requires_grad=True)
     z = torch.tensor([1.0])
-    rec.error("backward(inputs=[z])", lambda: (x * 2).sum().backward(inputs=[z]),
-              key="can't retain_grad on Tensor that has requires_grad=False")
-    rec.error("autograd.grad(..., z)", lambda: torch.autograd.grad((x * 2).sum(), z),
-              key="One of the differentiated Tensors does not require grad")
+    rec.error(
+        "backward(inputs=[z])",
+        lambda: (x * 2).sum().backward(inputs=[z]),
+        key="can't retain_grad on Tensor that has requires_grad=False",
+    )
+    rec.error(
+        "autograd.grad(..., z)",
+        lambda: torch.autograd.grad((x * 2).sum(), z),
+        key="One of the differentiated Tensors does not require grad",
+    )
     rec.error("backward(inputs=[])", lambda: (x * 2).sum().backward(inputs=[]), key="cannot be empty")
     y = x * 3
     (y * y).sum().backward(inputs=[y])
     rec.value("a non-leaf in inputs gets .grad", (y.grad, y.retains_grad, x.grad))
 
 
-# -- 7. storage() warns ---------------------------------------------------------------------------------------------------
+# -- 7. storage() warns ------------------------------------------------------------------------------------------------
 def storage_warning(torch, rec, dev):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x.detach()
@@ -180,8 +194,10 @@ def inference_mode(torch, rec, dev):
     with torch.inference_mode():
         with torch.inference_mode(False):
             a = x * 2
-            rec.value("inference_mode(False) inside", (torch.is_inference_mode_enabled(), torch.is_grad_enabled(),
-                                                       a.requires_grad, a.is_inference()))
+            rec.value(
+                "inference_mode(False) inside",
+                (torch.is_inference_mode_enabled(), torch.is_grad_enabled(), a.requires_grad, a.is_inference()),
+            )
     with torch.no_grad():
         with torch.inference_mode(False):
             rec.value("inference_mode(False) turns grad mode on", torch.is_grad_enabled())
@@ -202,8 +218,9 @@ def inference_mode(torch, rec, dev):
     rec.value("x.grad through the no_grad result", x.grad)
     with torch.inference_mode():
         vv = x.view(2)
-    rec.error("in-place on a view made in inference mode", lambda: vv.add_(1),
-              key="A view was created in inference mode")
+    rec.error(
+        "in-place on a view made in inference mode", lambda: vv.add_(1), key="A view was created in inference mode"
+    )
     # PyTorch saves a node's inputs before its forward runs: the inference error comes before a shape error
     w = torch.ones(2, requires_grad=True)
     with torch.inference_mode():
@@ -261,8 +278,9 @@ def anomaly_mode(torch, rec, dev):
     rec.value("in-place hint with the mode", err[1].split("Hint: ")[1])
     rec.value("error detected in", [m.splitlines()[0] for m in msgs])
     ctx = torch.autograd.set_detect_anomaly(True, check_nan=False)
-    rec.value("set_detect_anomaly(True, check_nan=False)", (torch.is_anomaly_enabled(),
-                                                           torch.is_anomaly_check_nan_enabled()))
+    rec.value(
+        "set_detect_anomaly(True, check_nan=False)", (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+    )
     torch.autograd.set_detect_anomaly(False)
     del ctx
 
@@ -279,30 +297,47 @@ def anomaly_mode(torch, rec, dev):
 def new_operations(torch, rec, dev):
     a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     b = torch.tensor([4.0, 2.0, 1.0, 5.0], requires_grad=True)
-    for name, f in [("where", lambda: torch.where(a > b, a, b)), ("where scalar", lambda: torch.where(a > 2, a, 0.0)),
-                    ("where scalar first", lambda: torch.where(a > 2, 1.5, b)),
-                    ("maximum", lambda: torch.maximum(a, b)), ("minimum", lambda: torch.minimum(a, b)),
-                    ("max(a, b)", lambda: a.max(b)), ("a % b", lambda: a % b), ("a % 1.5", lambda: a % 1.5),
-                    ("remainder", lambda: torch.remainder(a, 2.5)),
-                    ("round", lambda: (a / 3).round()), ("floor", lambda: (a / 3).floor()),
-                    ("ceil", lambda: (a / 3).ceil()), ("trunc", lambda: (-a / 3).trunc()),
-                    ("sign", lambda: (a - 2).sign())]:
+    for name, f in [
+        ("where", lambda: torch.where(a > b, a, b)),
+        ("where scalar", lambda: torch.where(a > 2, a, 0.0)),
+        ("where scalar first", lambda: torch.where(a > 2, 1.5, b)),
+        ("maximum", lambda: torch.maximum(a, b)),
+        ("minimum", lambda: torch.minimum(a, b)),
+        ("max(a, b)", lambda: a.max(b)),
+        ("a % b", lambda: a % b),
+        ("a % 1.5", lambda: a % 1.5),
+        ("remainder", lambda: torch.remainder(a, 2.5)),
+        ("round", lambda: (a / 3).round()),
+        ("floor", lambda: (a / 3).floor()),
+        ("ceil", lambda: (a / 3).ceil()),
+        ("trunc", lambda: (-a / 3).trunc()),
+        ("sign", lambda: (a - 2).sign()),
+    ]:
         a.grad = b.grad = None
         out = f()
         out.sum().backward()
         rec.value(name, (out, out.grad_fn, a.grad, b.grad))
     fd = a // 2
     rec.value("a // 2", (fd, fd.grad_fn, fd.requires_grad))
-    rec.error("backward of a // 2", lambda: fd.sum().backward(), key="derivative for aten::floor_divide is not implemented")
+    rec.error(
+        "backward of a // 2", lambda: fd.sum().backward(), key="derivative for aten::floor_divide is not implemented"
+    )
     rec.value("int // int", torch.tensor([7, -7]) // 2)
     rec.value("int % int", torch.tensor([7, -7]) % 3)
 
 
-# -- batched and broadcast matmul ---------------------------------------------------------------------------------------
+# -- batched and broadcast matmul --------------------------------------------------------------------------------------
 def batched_matmul(torch, rec, dev):
     torch.manual_seed(0)
-    cases = [((2, 3, 4), (4, 5)), ((4,), (2, 4, 3)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)),
-             ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4,)), ((1, 3, 4), (2, 4, 1))]
+    cases = [
+        ((2, 3, 4), (4, 5)),
+        ((4,), (2, 4, 3)),
+        ((2, 1, 3, 4), (5, 4, 2)),
+        ((3, 4), (2, 4, 5)),
+        ((2, 3, 4), (2, 4, 5)),
+        ((2, 3, 4), (4,)),
+        ((1, 3, 4), (2, 4, 1)),
+    ]
     for sa, sb in cases:
         a = (torch.arange(float(np.prod(sa))).reshape(sa) / 10).requires_grad_()
         b = (torch.arange(float(np.prod(sb))).reshape(sb) / 7 - 1).requires_grad_()
@@ -325,7 +360,9 @@ def overlapping_writes(torch, rec, dev):
     h[:2] = h[3:]
     rec.value("disjoint is fine", h)
     e = torch.zeros(1).expand(3)
-    rec.error("writing into an expanded tensor", lambda: e.add_(1), key="more than one element of the written-to tensor")
+    rec.error(
+        "writing into an expanded tensor", lambda: e.add_(1), key="more than one element of the written-to tensor"
+    )
 
 
 # -- a view's grad_fn after its storage changed in place --------------------------------------------------------------
@@ -358,8 +395,11 @@ def view_after_inplace(torch, rec, dev):
     with torch.no_grad():
         v = w[:2]
         w.add_(1)
-    rec.error("a view made under no_grad: grad_fn", lambda: v.grad_fn, key="A view was created in no_grad mode and "
-              "its base or another view of its base has been modified inplace")
+    rec.error(
+        "a view made under no_grad: grad_fn",
+        lambda: v.grad_fn,
+        key="A view was created in no_grad mode and its base or another view of its base has been modified inplace",
+    )
     rec.error("  is_leaf", lambda: v.is_leaf, key="A view was created in no_grad mode")
     rec.value("  requires_grad, repr", (v.requires_grad, repr(v)))
     with torch.no_grad():
@@ -369,25 +409,38 @@ def view_after_inplace(torch, rec, dev):
     a = w * 1
     u = a.unbind(0)[1]
     a.add_(1)
-    rec.error("one of several views: grad_fn", lambda: u.grad_fn,
-              key="Output 1 of Unbind is a view and its base or another view of its base has been modified inplace")
+    rec.error(
+        "one of several views: grad_fn",
+        lambda: u.grad_fn,
+        key="Output 1 of Unbind is a view and its base or another view of its base has been modified inplace",
+    )
     w = torch.ones(3, requires_grad=True)
     with torch.inference_mode():
         v = w[:2]
     with torch.no_grad():
         w.add_(1)
-    rec.error("a view made in inference mode", lambda: v.grad_fn, key="A view was created in inference mode and its "
-              "base or another view of its base has been modified inplace in normal mode")
-    for label, make in (("max()", lambda x: (x * 1).max()), ("exp", lambda x: x.exp()),
-                        ("pow(tensor)", lambda x: (x * 1).pow(torch.ones(3)))):
+    rec.error(
+        "a view made in inference mode",
+        lambda: v.grad_fn,
+        key="A view was created in inference mode and its "
+        "base or another view of its base has been modified inplace in normal mode",
+    )
+    for label, make in (
+        ("max()", lambda x: (x * 1).max()),
+        ("exp", lambda x: x.exp()),
+        ("pow(tensor)", lambda x: (x * 1).pow(torch.ones(3))),
+    ):
         x = torch.ones(3, requires_grad=True)
         y = make(x)
         y.mul_(10)
-        rec.error(f"in-place error names {label}'s node", lambda: (y * y).sum().backward(),
-                  key="which is output 0 of " + {"max()": "Max1,", "exp": "Exp,", "pow(tensor)": "Pow1,"}[label])
+        rec.error(
+            f"in-place error names {label}'s node",
+            lambda y=y: (y * y).sum().backward(),
+            key="which is output 0 of " + {"max()": "Max1,", "exp": "Exp,", "pow(tensor)": "Pow1,"}[label],
+        )
 
 
-# -- everyday spellings learners meet -----------------------------------------------------------------------------------
+# -- everyday spellings learners meet ----------------------------------------------------------------------------------
 def everyday(torch, rec, dev):
     x = torch.tensor([[1.0, -2.0], [3.0, 4.0]], requires_grad=True)
     y = (x.square() + x.abs().sqrt()).mean()
@@ -397,7 +450,22 @@ def everyday(torch, rec, dev):
     rec.value("norm", (x.norm(), x.norm(dim=1), x.norm(p=1)))
 
 
-CASES = {f.__name__: f for f in (setitem_broadcast, setitem_gradient, nonleaf_requires_grad, numpy_under_no_grad,
-                                 custom_function_node_type, backward_inputs_message, storage_warning,
-                                 inference_mode, anomaly_mode, new_operations, batched_matmul, overlapping_writes,
-                                 view_after_inplace, everyday)}
+CASES = {
+    f.__name__: f
+    for f in (
+        setitem_broadcast,
+        setitem_gradient,
+        nonleaf_requires_grad,
+        numpy_under_no_grad,
+        custom_function_node_type,
+        backward_inputs_message,
+        storage_warning,
+        inference_mode,
+        anomaly_mode,
+        new_operations,
+        batched_matmul,
+        overlapping_writes,
+        view_after_inplace,
+        everyday,
+    )
+}

@@ -12,6 +12,7 @@ Each case takes ``(torch, rec, dev)``:
 The expected values in ``test_seed_cases.py`` are PyTorch 2.13's real
 results; the parity suite runs every case on both libraries and compares.
 """
+
 from __future__ import annotations
 
 import math
@@ -102,8 +103,8 @@ def seed000_leaf_rules(torch, rec, dev):
 
 def seed000_appendix(torch, rec, dev):
     x = torch.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    z = y ** 2
+    y = x**2
+    z = y**2
     y.retain_grad()
     z.backward(retain_graph=True)
     rec.value("method 1: y.grad", y.grad)
@@ -115,7 +116,7 @@ def seed000_appendix(torch, rec, dev):
     rec.value("y.grad after second backward (accumulated)", y.grad)
     rec.value("x.grad after two backward passes", x.grad)
     rec.value("hook count", len(captured))
-    z2 = (x ** 2) ** 2
+    z2 = (x**2) ** 2
     z2.backward()
     rec.value("removed hook not called", len(captured))
     rec.error("third backward on freed graph", lambda: z.backward(), key="second time")
@@ -160,8 +161,9 @@ def seed003_requires_grad_flag(torch, rec, dev):
 
     rec.error("set requires_grad on non-leaf", set_nonleaf, key="leaf")
     rec.value("non-leaf unchanged", y.requires_grad)
-    rec.error("integer tensor cannot require grad", lambda: torch.tensor([1, 2], requires_grad=True),
-              key="floating point")
+    rec.error(
+        "integer tensor cannot require grad", lambda: torch.tensor([1, 2], requires_grad=True), key="floating point"
+    )
 
 
 def seed003_propagation(torch, rec, dev):
@@ -218,14 +220,15 @@ def seed003_leaves_linear(torch, rec, dev):
 
 def seed003_retain_grad(torch, rec, dev):
     x = torch.tensor([2.0], requires_grad=True)
-    y = x ** 2
-    z = y ** 2
-    t = z ** 2
+    y = x**2
+    z = y**2
+    t = z**2
     z.retain_grad()
     t.backward()
     rec.value("x.grad", x.grad)
     rec.warns("y.grad warns", lambda: y.grad, key="not a leaf")
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rec.value("y.grad", y.grad)
@@ -242,8 +245,8 @@ def seed003_detach_shares_storage(torch, rec, dev):
     y = x.detach()
     rec.value("y.requires_grad", y.requires_grad)
     rec.value("y.is_leaf", y.is_leaf)
-    z1 = y ** 2
-    z2 = x ** 2
+    z1 = y**2
+    z2 = x**2
     rec.value("z1.requires_grad", z1.requires_grad)
     rec.value("z1.grad_fn", z1.grad_fn)
     rec.error("z1.backward()", lambda: z1.backward(), key="does not require grad")
@@ -310,12 +313,29 @@ def engine_hooks_and_accumulation(torch, rec, dev):
 def engine_next_functions(torch, rec, dev):
     a = torch.tensor([1.0, 2.0], requires_grad=True)
     b = torch.tensor([3.0, 4.0])
-    for label, t in (("a+2", a + 2), ("2*a", 2 * a), ("a**2", a ** 2), ("2/a", 2 / a), ("2-a", 2 - a),
-                     ("a*b", a * b), ("(a*b).sum()", (a * b).sum()), ("a[0]", a[0]), ("a[[0, 1]]", a[torch.tensor([0, 1])]),
-                     ("a.view(2, 1)", a.view(2, 1)), ("a.clone()", a.clone()), ("a.double()", a.double()),
-                     ("a.expand(3, 2)", a.expand(3, 2)), ("a @ a", a @ a), ("-a", -a), ("a.exp()", a.exp()),
-                     ("a.unsqueeze(0) @ a.unsqueeze(1)", a.unsqueeze(0) @ a.unsqueeze(1)), ("a.max()", a.max()),
-                     ("a.mean()", a.mean()), ("a.sum(0)", a.sum(0)), ("a.relu()", a.relu())):
+    for label, t in (
+        ("a+2", a + 2),
+        ("2*a", 2 * a),
+        ("a**2", a**2),
+        ("2/a", 2 / a),
+        ("2-a", 2 - a),
+        ("a*b", a * b),
+        ("(a*b).sum()", (a * b).sum()),
+        ("a[0]", a[0]),
+        ("a[[0, 1]]", a[torch.tensor([0, 1])]),
+        ("a.view(2, 1)", a.view(2, 1)),
+        ("a.clone()", a.clone()),
+        ("a.double()", a.double()),
+        ("a.expand(3, 2)", a.expand(3, 2)),
+        ("a @ a", a @ a),
+        ("-a", -a),
+        ("a.exp()", a.exp()),
+        ("a.unsqueeze(0) @ a.unsqueeze(1)", a.unsqueeze(0) @ a.unsqueeze(1)),
+        ("a.max()", a.max()),
+        ("a.mean()", a.mean()),
+        ("a.sum(0)", a.sum(0)),
+        ("a.relu()", a.relu()),
+    ):
         fn = t.grad_fn
         rec.value(label + " grad_fn", fn)
         rec.value(label + " next", tuple((n, i) for n, i in fn.next_functions))
@@ -328,7 +348,7 @@ def engine_autograd_grad(torch, rec, dev):
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
     y = (x * w).sum()
-    gx, = torch.autograd.grad(y, x, retain_graph=True)
+    (gx,) = torch.autograd.grad(y, x, retain_graph=True)
     rec.value("grad wrt x", gx)
     rec.value("x.grad untouched", x.grad)
     gx, gw = torch.autograd.grad(y, [x, w])

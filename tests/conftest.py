@@ -5,6 +5,7 @@
   tests/parity/ gets it automatically.
 Keep this file small; fixtures belong next to the tests that use them.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,7 +17,7 @@ import pytest
 PARITY_DIR = Path(__file__).resolve().parent / "parity"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gpu_unavailable() -> str | None:
     if importlib.util.find_spec("cupy") is None:
         return "CuPy is not installed (pip install -e '.[cuda]')"

@@ -5,6 +5,7 @@ the observations: values, gradients, the state of ``.grad`` after
 ``backward(create_graph=True)``, the node names of the recorded backward
 graph, warnings and errors.
 """
+
 from __future__ import annotations
 
 
@@ -22,10 +23,19 @@ def tree(fn, depth=6):
 
 def second_derivatives(torch, rec, dev):
     x = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
-    for name, f in [("x**3", lambda t: t ** 3), ("sin", lambda t: t.sin()), ("exp", lambda t: t.exp()),
-                    ("tanh", lambda t: t.tanh()), ("sigmoid", lambda t: t.sigmoid()), ("log", lambda t: t.log()),
-                    ("sqrt", lambda t: t.sqrt()), ("x*x", lambda t: t * t), ("1/x", lambda t: 1 / t),
-                    ("relu", lambda t: (t - 1).relu()), ("softmax", lambda t: t.softmax(0) * t)]:
+    for name, f in [
+        ("x**3", lambda t: t**3),
+        ("sin", lambda t: t.sin()),
+        ("exp", lambda t: t.exp()),
+        ("tanh", lambda t: t.tanh()),
+        ("sigmoid", lambda t: t.sigmoid()),
+        ("log", lambda t: t.log()),
+        ("sqrt", lambda t: t.sqrt()),
+        ("x*x", lambda t: t * t),
+        ("1/x", lambda t: 1 / t),
+        ("relu", lambda t: (t - 1).relu()),
+        ("softmax", lambda t: t.softmax(0) * t),
+    ]:
         y = f(x).sum()
         (g,) = torch.autograd.grad(y, x, create_graph=True)
         rec.value(f"{name}: dy/dx", g)
@@ -43,7 +53,7 @@ def grad_state_after_backward(torch, rec, dev):
     import warnings
 
     x = torch.tensor([2.0, 3.0], requires_grad=True)
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         y.backward(create_graph=True)
@@ -81,7 +91,7 @@ def retain_grad_and_hooks_recorded(torch, rec, dev):
 
 def not_differentiable_twice(torch, rec, dev):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
-    (g,) = torch.autograd.grad((x ** 2).sum(), x)
+    (g,) = torch.autograd.grad((x**2).sum(), x)
     rec.value("g.requires_grad without create_graph", g.requires_grad)
     rec.error("grad of g", lambda: torch.autograd.grad(g.sum(), x), key="does not require grad")
     rec.error("backward of g", lambda: g.sum().backward(), key="element 0 of tensors does not require grad")
@@ -119,7 +129,7 @@ def newton_1d(torch, rec, dev):
     x = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
     steps = []
     for _ in range(6):
-        f = x ** 4 - 3 * x ** 2 + x.sin()
+        f = x**4 - 3 * x**2 + x.sin()
         (g,) = torch.autograd.grad(f, x, create_graph=True)
         (h,) = torch.autograd.grad(g, x)
         with torch.no_grad():
@@ -138,7 +148,7 @@ def grad_norm_regularizer(torch, rec, dev):
     y = torch.tensor([0, 1])
     loss = torch.nn.functional.cross_entropy(model(x), y)
     grads = torch.autograd.grad(loss, list(model.parameters()), create_graph=True)
-    reg = sum((g ** 2).sum() for g in grads)
+    reg = sum((g**2).sum() for g in grads)
     rec.value("loss, reg", (loss, reg))
     rec.value("weight grad graph", tree(grads[0].grad_fn, 5))
     (loss + 0.1 * reg).backward()
@@ -150,19 +160,19 @@ def functional_api(torch, rec, dev):
     F = torch.autograd.functional
 
     def f(x):
-        return (x ** 2).sum() * x[0]
+        return (x**2).sum() * x[0]
 
     def g(x, y):
         return x * y.sin(), (x * y).sum()
 
     x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
     y = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
-    rec.value("jacobian(x**2)", F.jacobian(lambda t: t ** 2, x))
+    rec.value("jacobian(x**2)", F.jacobian(lambda t: t**2, x))
     rec.value("jacobian tuple", F.jacobian(g, (x, y)))
     rec.value("hessian", F.hessian(f, x))
     rec.value("hessian tuple", F.hessian(lambda a, b: (a * b * b).sum(), (x, y)))
-    rec.value("vjp", F.vjp(lambda t: t ** 2, x, torch.ones(3, dtype=torch.float64)))
-    rec.value("jvp", F.jvp(lambda t: t ** 2, x, torch.ones(3, dtype=torch.float64)))
+    rec.value("vjp", F.vjp(lambda t: t**2, x, torch.ones(3, dtype=torch.float64)))
+    rec.value("jvp", F.jvp(lambda t: t**2, x, torch.ones(3, dtype=torch.float64)))
     rec.value("hvp", F.hvp(f, x, torch.ones(3, dtype=torch.float64)))
     rec.value("vhp", F.vhp(f, x, torch.ones(3, dtype=torch.float64)))
     xr = x.clone().requires_grad_()
@@ -170,12 +180,14 @@ def functional_api(torch, rec, dev):
     rec.value("jacobian create_graph requires_grad", jac.requires_grad)
     jac.sum().backward()
     rec.value("through the jacobian", xr.grad)
-    rec.value("jacobian shape (2,3) -> (4,)", tuple(F.jacobian(lambda t: t.reshape(-1)[:4] * 2,
-                                                              torch.ones(2, 3)).shape))
+    rec.value(
+        "jacobian shape (2,3) -> (4,)", tuple(F.jacobian(lambda t: t.reshape(-1)[:4] * 2, torch.ones(2, 3)).shape)
+    )
     rec.error("strict independent", lambda: F.jacobian(lambda t: torch.ones(2), x, strict=True), key="independent")
     rec.error("hessian of non-scalar", lambda: F.hessian(lambda t: t * 2, x), key="single element")
-    rec.error("v wrong size", lambda: F.vjp(lambda t: t * 2, x, torch.ones(2, dtype=torch.float64)),
-              key="v has invalid size")
+    rec.error(
+        "v wrong size", lambda: F.vjp(lambda t: t * 2, x, torch.ones(2, dtype=torch.float64)), key="v has invalid size"
+    )
 
 
 def custom_function_twice(torch, rec, dev):
@@ -183,12 +195,12 @@ def custom_function_twice(torch, rec, dev):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return 3 * x ** 2 * g
+            return 3 * x**2 * g
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = Cube.apply(x)
@@ -236,6 +248,18 @@ def inplace_and_views_recorded(torch, rec, dev):
     rec.value("matmul of views second", h)
 
 
-CASES = {f.__name__: f for f in (second_derivatives, grad_state_after_backward, retain_grad_and_hooks_recorded,
-                                 not_differentiable_twice, gradient_penalty, newton_1d, grad_norm_regularizer,
-                                 functional_api, custom_function_twice, inplace_and_views_recorded)}
+CASES = {
+    f.__name__: f
+    for f in (
+        second_derivatives,
+        grad_state_after_backward,
+        retain_grad_and_hooks_recorded,
+        not_differentiable_twice,
+        gradient_penalty,
+        newton_1d,
+        grad_norm_regularizer,
+        functional_api,
+        custom_function_twice,
+        inplace_and_views_recorded,
+    )
+}

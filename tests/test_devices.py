@@ -4,6 +4,7 @@ Without a GPU, leafkit's ``cuda`` device is simulated in host memory; every
 test here runs on it.  With a usable GPU (CuPy) the same tests run on the
 real device, except those that check the simulation itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -112,8 +113,11 @@ def test_cuda_copy_has_its_own_storage():
 
 
 def test_numpy_of_cuda_tensor_raises():
-    with pytest.raises(TypeError, match=r"can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu\(\) to copy "
-                                        r"the tensor to host memory first."):
+    with pytest.raises(
+        TypeError,
+        match=r"can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu\(\) to copy "
+        r"the tensor to host memory first.",
+    ):
         torch.zeros(2, device="cuda").numpy()
 
 
@@ -134,8 +138,10 @@ MIXES = {
 def test_mixing_devices_raises(name):
     a = torch.randn(3, device="cuda")
     b = torch.randn(3)
-    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least two "
-                                           "devices, cuda:0 and cpu!"):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+    ):
         MIXES[name](a, b)
 
 
@@ -152,19 +158,26 @@ def test_repr_shows_cuda_device():
     assert repr(torch.tensor([1.0, 2.0], device="cuda")) == "tensor([1., 2.], device='cuda:0')"
     x = torch.tensor([1.0], requires_grad=True)
     assert repr(x.cuda()) == "tensor([1.], device='cuda:0', grad_fn=<ToCopyBackward0>)"
-    assert repr(torch.zeros(1, device="cuda", requires_grad=True)) == \
-        "tensor([0.], device='cuda:0', requires_grad=True)"
-    assert repr(torch.zeros(1, dtype=torch.float64, device="cuda")) == \
-        "tensor([0.], device='cuda:0', dtype=torch.float64)"
+    assert (
+        repr(torch.zeros(1, device="cuda", requires_grad=True)) == "tensor([0.], device='cuda:0', requires_grad=True)"
+    )
+    assert (
+        repr(torch.zeros(1, dtype=torch.float64, device="cuda")) == "tensor([0.], device='cuda:0', dtype=torch.float64)"
+    )
     assert str(torch.zeros(1, device="cuda").device) == "cuda:0"
     assert torch.zeros(1, device="cuda").type() == "torch.cuda.FloatTensor"
 
 
 def test_factories_take_device():
-    for make in (lambda: torch.zeros(2, device="cuda"), lambda: torch.ones(2, device="cuda"),
-                 lambda: torch.randn(2, device="cuda"), lambda: torch.tensor([1.0], device="cuda"),
-                 lambda: torch.arange(3, device="cuda"), lambda: torch.full((2,), 1.5, device="cuda"),
-                 lambda: torch.zeros_like(torch.zeros(2, device="cuda"))):
+    for make in (
+        lambda: torch.zeros(2, device="cuda"),
+        lambda: torch.ones(2, device="cuda"),
+        lambda: torch.randn(2, device="cuda"),
+        lambda: torch.tensor([1.0], device="cuda"),
+        lambda: torch.arange(3, device="cuda"),
+        lambda: torch.full((2,), 1.5, device="cuda"),
+        lambda: torch.zeros_like(torch.zeros(2, device="cuda")),
+    ):
         assert make().device == torch.device("cuda:0")
 
 
@@ -179,13 +192,15 @@ def test_cuda_module_reports_simulation():
 
 def _run(code: str, **env):
     full_env = {**os.environ, **env}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=full_env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full_env, timeout=120
+    )
 
 
 @needs_simulation
 def test_simulation_off_makes_cuda_raise_like_a_cpu_only_pytorch():
-    r = _run("""
+    r = _run(
+        """
         import leafkit as torch
         import leafkit.nn as nn
         print(torch.cuda.is_available(), torch.cuda.backend(), torch.cuda.device_count())
@@ -197,7 +212,9 @@ def test_simulation_off_makes_cuda_raise_like_a_cpu_only_pytorch():
             except AssertionError as e:
                 print("AssertionError:", e)
         print(torch.zeros(1).to("cpu").device)
-    """, LEAFKIT_SIMULATE_CUDA="0")
+    """,
+        LEAFKIT_SIMULATE_CUDA="0",
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "False None 0"
@@ -208,9 +225,17 @@ def test_simulation_off_makes_cuda_raise_like_a_cpu_only_pytorch():
 @needs_simulation
 def test_simulation_is_on_by_default_in_a_fresh_process():
     env = {k: v for k, v in os.environ.items() if k != "LEAFKIT_SIMULATE_CUDA"}
-    r = subprocess.run([sys.executable, "-c", "import leafkit as t; x = t.ones(1).cuda(); "
-                                              "print(t.cuda.backend(), t.cuda.is_available(), x.device)"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import leafkit as t; x = t.ones(1).cuda(); print(t.cuda.backend(), t.cuda.is_available(), x.device)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["simulated", "False", "cuda:0"]
 
@@ -235,8 +260,12 @@ def test_parity_cpu_vs_cuda_numbers():
 
 def test_gpu_check_script_runs_without_a_gpu():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    r = subprocess.run([sys.executable, os.path.join(root, "bench", "gpu_check.py"), "--quick"], capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, os.path.join(root, "bench", "gpu_check.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ALL PARITY CHECKS PASSED" in r.stdout
     if not torch.cuda.is_available():
@@ -247,15 +276,15 @@ def test_cpu_scalar_tensors_join_cuda_ops_as_in_pytorch():
     import leafkit as lk
 
     a = lk.ones(2, device="cuda", requires_grad=True)
-    s = lk.tensor(2., requires_grad=True)
+    s = lk.tensor(2.0, requires_grad=True)
     y = a * s
     assert y.device.type == "cuda"
     y.sum().backward()
     assert a.grad.device.type == "cuda" and s.grad.device.type == "cpu" and s.grad.item() == 2.0
     b = lk.zeros(3, device="cuda")
-    b.mul_(lk.tensor(2.))
-    assert (b > lk.tensor(-1.)).device.type == "cuda"
-    b[0] = lk.tensor(5.)
+    b.mul_(lk.tensor(2.0))
+    assert (b > lk.tensor(-1.0)).device.type == "cuda"
+    b[0] = lk.tensor(5.0)
     b[1:3] = lk.ones(2)  # assignment copies across devices, like copy_
     assert b.tolist() == [5.0, 1.0, 1.0]
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):

@@ -1,4 +1,5 @@
 """The digits example: data, training to >= 95% on cpu and cuda, the CLI, and the same run on real PyTorch."""
+
 from __future__ import annotations
 
 import os
@@ -70,8 +71,13 @@ def test_adam_reaches_95_percent(data):
 
 def test_history_and_callbacks(data):
     epochs, steps = [], []
-    history = digits.train(digits.make_model(0), epochs=2, data=data, callback=lambda e, s: epochs.append((e, s)),
-                           on_step=lambda e, s, n, loss: steps.append((e, s, n)))
+    history = digits.train(
+        digits.make_model(0),
+        epochs=2,
+        data=data,
+        callback=lambda e, s: epochs.append((e, s)),
+        on_step=lambda e, s, n, loss: steps.append((e, s, n)),
+    )
     assert set(history) == {"loss", "train_acc", "test_acc", "seconds"}
     assert all(len(v) == 2 for v in history.values())
     assert [e for e, _ in epochs] == [0, 1] and epochs[1][1]["test_acc"] == history["test_acc"][1]
@@ -92,15 +98,21 @@ def test_bad_optimizer_name():
 
 def test_cli_runs_and_prints_epochs():
     env = {**os.environ, "LEAFKIT_SIMULATE_CUDA": "1"}
-    r = subprocess.run([sys.executable, "-m", "leafkit.examples.digits", "--epochs", "3", "--no-progress",
-                        "--device", "cuda"], capture_output=True, text=True, timeout=300, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "leafkit.examples.digits", "--epochs", "3", "--no-progress", "--device", "cuda"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     lines = r.stdout.splitlines()
     epoch_lines = [ln for ln in lines if ln.startswith("epoch")]
     assert len(epoch_lines) == 3
-    assert re.fullmatch(r"epoch 1/3  loss \d\.\d{4}  train [ \d]\d\.\d\d%  test [ \d]\d\.\d\d%  \d+\.\d\ds",
-                        epoch_lines[0]), epoch_lines[0]
+    assert re.fullmatch(
+        r"epoch 1/3  loss \d\.\d{4}  train [ \d]\d\.\d\d%  test [ \d]\d\.\d\d%  \d+\.\d\ds", epoch_lines[0]
+    ), epoch_lines[0]
     assert "\r" not in r.stdout
     assert lines[-1].startswith("final test accuracy")
     assert any("simulated" in ln for ln in lines) or leafkit.cuda.backend() == "cupy"
@@ -131,8 +143,13 @@ def _run_in_a_terminal(args, timeout=300):
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        r = subprocess.run([sys.executable, "-m", "leafkit.examples.digits", *args], stdout=subprocess.PIPE,
-                           stderr=slave, text=True, timeout=timeout)
+        r = subprocess.run(
+            [sys.executable, "-m", "leafkit.examples.digits", *args],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+            timeout=timeout,
+        )
     finally:
         os.close(slave)
     reader.join(10)
@@ -153,8 +170,9 @@ def test_cli_draws_a_tqdm_bar_on_a_terminal_and_keeps_stdout_clean():
 
 
 def test_cli_shows_no_bar_when_stderr_is_not_a_terminal():
-    r = subprocess.run([sys.executable, "-m", "leafkit.examples.digits", "--epochs", "1"], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "leafkit.examples.digits", "--epochs", "1"], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0 and r.stderr == ""
     assert sum(ln.startswith("epoch 1/1") for ln in r.stdout.splitlines()) == 1
 
@@ -164,9 +182,13 @@ def test_train_progress_bar_counts_every_batch_and_notes_the_last_epoch(data):
 
     buf = io.StringIO()
     steps = []
-    history = digits.train(digits.make_model(0), epochs=2, data=data,
-                           progress={"file": buf, "mininterval": 0, "ascii": True},
-                           on_step=lambda e, s, n, loss: steps.append(s))
+    history = digits.train(
+        digits.make_model(0),
+        epochs=2,
+        data=data,
+        progress={"file": buf, "mininterval": 0, "ascii": True},
+        on_step=lambda e, s, n, loss: steps.append(s),
+    )
     text = buf.getvalue()
     last = text.rsplit("\r", 1)[-1]
     assert last.startswith("training: 100%|") and "46/46" in last
@@ -182,12 +204,16 @@ def test_train_progress_is_a_widget_in_a_notebook_with_a_stable_text_output(tmp_
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(
-        "from leafkit.examples import digits\n"
-        "history = digits.train(digits.make_model(0), epochs=2, progress=True)\n"
-        "print(len(history['loss']))")]
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
-                            ).execute()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "from leafkit.examples import digits\n"
+            "history = digits.train(digits.make_model(0), epochs=2, progress=True)\n"
+            "print(len(history['loss']))"
+        )
+    ]
+    nbclient.NotebookClient(
+        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     outputs = nb.cells[0].outputs
     views = [o for o in outputs if o.output_type == "display_data"]
     assert len(views) == 1
@@ -231,7 +257,7 @@ def test_each_training_step_graph_is_freed_by_refcounting(data, device):
     try:
         for start in (0, 64, 0):
             opt.zero_grad()
-            loss = F.cross_entropy(model(X[start:start + 64]), y[start:start + 64])
+            loss = F.cross_entropy(model(X[start : start + 64]), y[start : start + 64])
             nodes, stack = [], [loss.grad_fn]
             while stack:
                 n = stack.pop()

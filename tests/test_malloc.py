@@ -1,4 +1,5 @@
 """The glibc malloc tuning applied at import, and its opt-out."""
+
 from __future__ import annotations
 
 import os
@@ -13,6 +14,7 @@ import leafkit._malloc as m
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc tuning is Linux-only")
 def test_applied_at_import_on_glibc():
     import platform
+
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("not glibc")
     assert m.applied

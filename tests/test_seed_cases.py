@@ -6,12 +6,13 @@ seed 000's appendix prints ``16.0`` for ``y.grad`` but PyTorch gives ``8.0``
 (dz/dy = 2y = 8); 16.0 only appears after a *second* backward, because a
 retained gradient accumulates.
 """
+
 from __future__ import annotations
 
 import pytest
+from cases import SEED_CASES, run_case
 
 import leafkit
-from cases import SEED_CASES, run_case
 
 T = lambda values, shape: ("tensor", values, shape)  # noqa: E731
 N = lambda name: ("node", name)  # noqa: E731
@@ -40,10 +41,23 @@ EXPECTED = {
         ("third backward on freed graph", "error", "RuntimeError", True),
     ],
     "seed001_clone_detach_cuda": [
-        *[(f"{n}.{attr}", "value", v) for n, leaf, rg in [
-            ("a", True, False), ("b", True, True), ("c", True, False), ("d", True, False), ("e", True, False),
-            ("f", False, True), ("g", True, False), ("h", False, True), ("i", True, False), ("j", True, False),
-            ("k", True, False)] for attr, v in (("is_leaf", leaf), ("requires_grad", rg))],
+        *[
+            (f"{n}.{attr}", "value", v)
+            for n, leaf, rg in [
+                ("a", True, False),
+                ("b", True, True),
+                ("c", True, False),
+                ("d", True, False),
+                ("e", True, False),
+                ("f", False, True),
+                ("g", True, False),
+                ("h", False, True),
+                ("i", True, False),
+                ("j", True, False),
+                ("k", True, False),
+            ]
+            for attr, v in (("is_leaf", leaf), ("requires_grad", rg))
+        ],
         ("f.grad_fn", "value", N("CloneBackward0")),
         ("h.grad_fn", "value", N("ToCopyBackward0")),
         ("h.device.type", "device", "cuda"),
@@ -127,8 +141,8 @@ def test_seed_case_matches_pytorch(name):
 def test_article_16_is_wrong_pytorch_gives_8():
     """Seed 000's article prints 16.0 for the first y.grad; PyTorch (and leafkit) print 8.0."""
     x = leafkit.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    z = y ** 2
+    y = x**2
+    z = y**2
     y.retain_grad()
     z.backward(retain_graph=True)
     assert y.grad.item() == 8.0

@@ -7,6 +7,7 @@ Two groups:
   on hand-picked tricky arrays and on hypothesis-generated ones; skipped when
   torch is not installed.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,17 +56,26 @@ FIXED = [
     (np.array([[1, 2], [3, 4]], np.int32), "int32", "tensor([[1, 2],\n        [3, 4]], dtype=torch.int32)"),
     (np.array([1.0, 2.0]), "float64", "tensor([1., 2.], dtype=torch.float64)"),
     (np.array([1.5], f16), "float16", "tensor([1.5000], dtype=torch.float16)"),
-    (np.array([[0.1234567, 12.5], [-3.0, INF]], f32), "float32",
-     "tensor([[ 0.1235, 12.5000],\n        [-3.0000,     inf]])"),
-    (np.arange(12.0, dtype=f32).reshape(2, 2, 3) / 4, "float32",
-     "tensor([[[0.0000, 0.2500, 0.5000],\n         [0.7500, 1.0000, 1.2500]],\n\n"
-     "        [[1.5000, 1.7500, 2.0000],\n         [2.2500, 2.5000, 2.7500]]])"),
+    (
+        np.array([[0.1234567, 12.5], [-3.0, INF]], f32),
+        "float32",
+        "tensor([[ 0.1235, 12.5000],\n        [-3.0000,     inf]])",
+    ),
+    (
+        np.arange(12.0, dtype=f32).reshape(2, 2, 3) / 4,
+        "float32",
+        "tensor([[[0.0000, 0.2500, 0.5000],\n         [0.7500, 1.0000, 1.2500]],\n\n"
+        "        [[1.5000, 1.7500, 2.0000],\n         [2.2500, 2.5000, 2.7500]]])",
+    ),
     (np.arange(2000), "int64", "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"),
-    (np.arange(30, dtype=f32) * 1.5, "float32",
-     "tensor([ 0.0000,  1.5000,  3.0000,  4.5000,  6.0000,  7.5000,  9.0000, 10.5000,\n"
-     "        12.0000, 13.5000, 15.0000, 16.5000, 18.0000, 19.5000, 21.0000, 22.5000,\n"
-     "        24.0000, 25.5000, 27.0000, 28.5000, 30.0000, 31.5000, 33.0000, 34.5000,\n"
-     "        36.0000, 37.5000, 39.0000, 40.5000, 42.0000, 43.5000])"),
+    (
+        np.arange(30, dtype=f32) * 1.5,
+        "float32",
+        "tensor([ 0.0000,  1.5000,  3.0000,  4.5000,  6.0000,  7.5000,  9.0000, 10.5000,\n"
+        "        12.0000, 13.5000, 15.0000, 16.5000, 18.0000, 19.5000, 21.0000, 22.5000,\n"
+        "        24.0000, 25.5000, 27.0000, 28.5000, 30.0000, 31.5000, 33.0000, 34.5000,\n"
+        "        36.0000, 37.5000, 39.0000, 40.5000, 42.0000, 43.5000])",
+    ),
     (np.zeros(0, f32), "float32", "tensor([])"),
     (np.zeros((0, 3), f32), "float32", "tensor([], size=(0, 3))"),
     (np.zeros(0, np.int64), "int64", "tensor([], dtype=torch.int64)"),
@@ -80,27 +90,34 @@ def test_fixed_strings(array, dtype_name, expected):
 
 def test_fixed_suffixes():
     a = np.array([1.0, 2.0], f32)
-    assert format_tensor(a, dtype_name="float32", suffixes=["requires_grad=True"]) == \
-        "tensor([1., 2.], requires_grad=True)"
-    assert format_tensor(a, dtype_name="float32", suffixes=["grad_fn=<CloneBackward0>"]) == \
-        "tensor([1., 2.], grad_fn=<CloneBackward0>)"
+    assert (
+        format_tensor(a, dtype_name="float32", suffixes=["requires_grad=True"])
+        == "tensor([1., 2.], requires_grad=True)"
+    )
+    assert (
+        format_tensor(a, dtype_name="float32", suffixes=["grad_fn=<CloneBackward0>"])
+        == "tensor([1., 2.], grad_fn=<CloneBackward0>)"
+    )
     # the suffix no longer fits on the last line, so it wraps under "tensor("
     b = np.arange(16, dtype=f32) / 3
     assert format_tensor(b, dtype_name="float32", suffixes=["requires_grad=True"]) == (
         "tensor([0.0000, 0.3333, 0.6667, 1.0000, 1.3333, 1.6667, 2.0000, 2.3333, 2.6667,\n"
         "        3.0000, 3.3333, 3.6667, 4.0000, 4.3333, 4.6667, 5.0000],\n"
-        "       requires_grad=True)")
+        "       requires_grad=True)"
+    )
 
 
 def test_fixed_device():
     a = np.array([1.0, 2.0], f32)
-    assert format_tensor(a, dtype_name="float32", device_str="cuda:0") == \
-        "tensor([1., 2.], device='cuda:0')"
-    assert format_tensor(a.astype(f64), dtype_name="float64", device_str="cuda:0",
-                         suffixes=["requires_grad=True"]) == \
-        "tensor([1., 2.], device='cuda:0', dtype=torch.float64, requires_grad=True)"
-    assert format_tensor(np.zeros((0, 3), np.int32), dtype_name="int32", device_str="cuda:0") == \
-        "tensor([], device='cuda:0', size=(0, 3), dtype=torch.int32)"
+    assert format_tensor(a, dtype_name="float32", device_str="cuda:0") == "tensor([1., 2.], device='cuda:0')"
+    assert (
+        format_tensor(a.astype(f64), dtype_name="float64", device_str="cuda:0", suffixes=["requires_grad=True"])
+        == "tensor([1., 2.], device='cuda:0', dtype=torch.float64, requires_grad=True)"
+    )
+    assert (
+        format_tensor(np.zeros((0, 3), np.int32), dtype_name="int32", device_str="cuda:0")
+        == "tensor([], device='cuda:0', size=(0, 3), dtype=torch.int32)"
+    )
 
 
 def test_fixed_printoptions():
@@ -121,13 +138,16 @@ def test_aliases_and_default_dtype():
     a = np.array([1.0, 2.0])
     assert format_tensor(a, dtype_name="torch.double") == "tensor([1., 2.], dtype=torch.float64)"
     assert format_tensor(a, dtype_name="float64", default_dtype="float64") == "tensor([1., 2.])"
-    assert format_tensor(a.astype(f32), dtype_name="float32", default_dtype="float64") == \
-        "tensor([1., 2.], dtype=torch.float32)"
+    assert (
+        format_tensor(a.astype(f32), dtype_name="float32", default_dtype="float64")
+        == "tensor([1., 2.], dtype=torch.float32)"
+    )
     with pytest.raises(ValueError):
         format_tensor(a, dtype_name="string")
 
 
 # ------------------------------------------------------------------ with torch
+
 
 @pytest.fixture(scope="module")
 def torch():
@@ -135,10 +155,17 @@ def torch():
 
 
 _NP_TO_NAME = {
-    np.dtype(f16): "float16", np.dtype(f32): "float32", np.dtype(f64): "float64",
-    np.dtype(np.int8): "int8", np.dtype(np.int16): "int16", np.dtype(np.int32): "int32",
-    np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8", np.dtype(np.bool_): "bool",
-    np.dtype(np.complex64): "complex64", np.dtype(np.complex128): "complex128",
+    np.dtype(f16): "float16",
+    np.dtype(f32): "float32",
+    np.dtype(f64): "float64",
+    np.dtype(np.int8): "int8",
+    np.dtype(np.int16): "int16",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.int64): "int64",
+    np.dtype(np.uint8): "uint8",
+    np.dtype(np.bool_): "bool",
+    np.dtype(np.complex64): "complex64",
+    np.dtype(np.complex128): "complex128",
 }
 
 
@@ -182,27 +209,61 @@ def _check(torch, arr, *, grad=None, device=False, **opts):
 
 
 TRICKY = [
-    np.array(0.0, f32), np.array(-0.0, f32), np.array(NAN, f32), np.array(-INF, f64),
-    np.array(1e-30, f32), np.array(123456789.0, f32), np.array(-2.5, f16), np.array(7, np.int32),
-    np.array([0.0, 0.0], f32), np.array([-0.0, 0.0], f32), np.array([NAN, NAN], f32),
-    np.array([INF, -INF, NAN, 0.0], f32), np.array([NAN, 1.0, -0.0], f32),
-    np.array([-0.0, 1e-5], f32), np.array([-0.0, 0.5], f32), np.array([1e-4, 1e-1], f32),
-    np.array([1e-4, 0.1001], f32), np.array([0.99995, 1.0], f32), np.array([9.99995, 1.0], f64),
-    np.array([1e8, 1.0], f32), np.array([99999999.0, 1.0], f64), np.array([1.0, 1000.0], f32),
-    np.array([1.0, 1001.0], f32), np.array([1.5, 1500.0], f32), np.array([-1e-5, 1.0, NAN], f32),
-    np.array([1e38, -1e38, 3e-38], f32), np.array([65504.0, -65504.0, 6e-8], f16),
-    np.array([1e300, 1e-300, -5.0], f64), np.array([0.1, 0.2, 0.3], f64),
-    np.array([123456.0, 1.0], f32), np.array([2**24 + 1.0, 1.0], f64),
-    np.array([-1, 0, 1], np.int8), np.array([255, 0], np.uint8), np.array([-32768, 7], np.int16),
-    np.array([2**63 - 1, -(2**63)], np.int64), np.array([[True], [False]]),
-    np.array([[-1.0, 2.0], [3.0, -4.0]], f32), np.arange(100, dtype=f32).reshape(10, 10) - 50,
-    np.arange(1001, dtype=f32), np.arange(1001, dtype=f32) / 1e6, np.arange(1000, dtype=np.int64),
-    np.arange(1200, dtype=f64).reshape(30, 40) * 1.25, np.arange(2000).reshape(10, 10, 20),
-    np.arange(4096.0, dtype=f32).reshape(16, 16, 16), np.ones((2, 1, 1, 2), f32),
-    np.zeros((0,), bool), np.zeros((2, 0), f64), np.zeros((0, 2, 3), np.int32), np.zeros((1, 0), f16),
-    np.arange(11, dtype=f32)[::-1] * 0.1, np.linspace(-1, 1, 81).astype(f32),
-    np.array([1 + 2j, -0.5 - 1e-5j], np.complex64), np.array(3 - 4j, np.complex128),
-    np.array([[NAN + 1j], [1 - INF * 1j]], np.complex64), np.arange(1500, dtype=np.complex64) * (1 + 0.5j),
+    np.array(0.0, f32),
+    np.array(-0.0, f32),
+    np.array(NAN, f32),
+    np.array(-INF, f64),
+    np.array(1e-30, f32),
+    np.array(123456789.0, f32),
+    np.array(-2.5, f16),
+    np.array(7, np.int32),
+    np.array([0.0, 0.0], f32),
+    np.array([-0.0, 0.0], f32),
+    np.array([NAN, NAN], f32),
+    np.array([INF, -INF, NAN, 0.0], f32),
+    np.array([NAN, 1.0, -0.0], f32),
+    np.array([-0.0, 1e-5], f32),
+    np.array([-0.0, 0.5], f32),
+    np.array([1e-4, 1e-1], f32),
+    np.array([1e-4, 0.1001], f32),
+    np.array([0.99995, 1.0], f32),
+    np.array([9.99995, 1.0], f64),
+    np.array([1e8, 1.0], f32),
+    np.array([99999999.0, 1.0], f64),
+    np.array([1.0, 1000.0], f32),
+    np.array([1.0, 1001.0], f32),
+    np.array([1.5, 1500.0], f32),
+    np.array([-1e-5, 1.0, NAN], f32),
+    np.array([1e38, -1e38, 3e-38], f32),
+    np.array([65504.0, -65504.0, 6e-8], f16),
+    np.array([1e300, 1e-300, -5.0], f64),
+    np.array([0.1, 0.2, 0.3], f64),
+    np.array([123456.0, 1.0], f32),
+    np.array([2**24 + 1.0, 1.0], f64),
+    np.array([-1, 0, 1], np.int8),
+    np.array([255, 0], np.uint8),
+    np.array([-32768, 7], np.int16),
+    np.array([2**63 - 1, -(2**63)], np.int64),
+    np.array([[True], [False]]),
+    np.array([[-1.0, 2.0], [3.0, -4.0]], f32),
+    np.arange(100, dtype=f32).reshape(10, 10) - 50,
+    np.arange(1001, dtype=f32),
+    np.arange(1001, dtype=f32) / 1e6,
+    np.arange(1000, dtype=np.int64),
+    np.arange(1200, dtype=f64).reshape(30, 40) * 1.25,
+    np.arange(2000).reshape(10, 10, 20),
+    np.arange(4096.0, dtype=f32).reshape(16, 16, 16),
+    np.ones((2, 1, 1, 2), f32),
+    np.zeros((0,), bool),
+    np.zeros((2, 0), f64),
+    np.zeros((0, 2, 3), np.int32),
+    np.zeros((1, 0), f16),
+    np.arange(11, dtype=f32)[::-1] * 0.1,
+    np.linspace(-1, 1, 81).astype(f32),
+    np.array([1 + 2j, -0.5 - 1e-5j], np.complex64),
+    np.array(3 - 4j, np.complex128),
+    np.array([[NAN + 1j], [1 - INF * 1j]], np.complex64),
+    np.arange(1500, dtype=np.complex64) * (1 + 0.5j),
 ]
 
 
@@ -217,24 +278,51 @@ def test_tricky_device_suffix_matches_torch(torch, arr):
     _check(torch, arr, grad="requires_grad", device=True)
 
 
-@pytest.mark.parametrize("opts", [
-    dict(precision=0), dict(precision=8), dict(sci_mode=True), dict(sci_mode=False),
-    dict(threshold=5), dict(threshold=5, edgeitems=0), dict(edgeitems=0), dict(edgeitems=1, threshold=3),
-    dict(linewidth=20), dict(linewidth=200), dict(profile="short"), dict(profile="full"),
-    dict(profile="short", precision=6),
-])
-@pytest.mark.parametrize("arr", [
-    np.arange(2000, dtype=f32) / 7, np.arange(60).reshape(3, 4, 5), np.array([1e-5, 1e5, NAN], f32),
-    np.array([1e20, 1.0], f32), np.array(0.5, f64), np.arange(24, dtype=f64).reshape(2, 3, 4) - 0.5,
-    np.zeros((3, 0), f32), np.array([True, False, True] * 5),
-], ids=lambda a: f"{a.dtype}{list(a.shape)}")
+@pytest.mark.parametrize(
+    "opts",
+    [
+        dict(precision=0),
+        dict(precision=8),
+        dict(sci_mode=True),
+        dict(sci_mode=False),
+        dict(threshold=5),
+        dict(threshold=5, edgeitems=0),
+        dict(edgeitems=0),
+        dict(edgeitems=1, threshold=3),
+        dict(linewidth=20),
+        dict(linewidth=200),
+        dict(profile="short"),
+        dict(profile="full"),
+        dict(profile="short", precision=6),
+    ],
+)
+@pytest.mark.parametrize(
+    "arr",
+    [
+        np.arange(2000, dtype=f32) / 7,
+        np.arange(60).reshape(3, 4, 5),
+        np.array([1e-5, 1e5, NAN], f32),
+        np.array([1e20, 1.0], f32),
+        np.array(0.5, f64),
+        np.arange(24, dtype=f64).reshape(2, 3, 4) - 0.5,
+        np.zeros((3, 0), f32),
+        np.array([True, False, True] * 5),
+    ],
+    ids=lambda a: f"{a.dtype}{list(a.shape)}",
+)
 def test_printoptions_match_torch(torch, arr, opts):
     _check(torch, arr, grad="requires_grad", **opts)
 
 
 def test_default_dtype_float64_matches_torch(torch):
-    cases = [np.array([1.0, 2.0], f64), np.array([1.0, 2.0], f32), np.zeros(0, f64), np.zeros(0, f32),
-             np.array([1j], np.complex128), np.array([1j], np.complex64)]
+    cases = [
+        np.array([1.0, 2.0], f64),
+        np.array([1.0, 2.0], f32),
+        np.zeros(0, f64),
+        np.zeros(0, f32),
+        np.array([1j], np.complex128),
+        np.array([1j], np.complex64),
+    ]
     torch.set_default_dtype(torch.float64)
     try:
         for arr in cases:
@@ -268,7 +356,7 @@ def float_arrays(draw):
     if style == "raw":  # any float, any magnitude
         elements = st.floats(width=16 if dtype is f16 else 32 if dtype is f32 else 64)
     elif style == "integral":
-        elements = st.integers(-10**6, 10**6).map(float)
+        elements = st.integers(-(10**6), 10**6).map(float)
     else:
         elements = st.floats(-1000.0, 1000.0)
     with_specials = draw(st.booleans())
@@ -294,8 +382,9 @@ def int_or_bool_arrays(draw):
     return draw(hnp.arrays(dtype, shape, elements=elements))
 
 
-_HYP = settings(max_examples=800, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_HYP = settings(
+    max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 @_HYP
@@ -310,8 +399,7 @@ def test_hypothesis_ints_bools_match_torch(torch, arr):
     _check(torch, arr)
 
 
-@settings(max_examples=600, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     arr=st.one_of(float_arrays(), int_or_bool_arrays()),
     precision=st.integers(0, 8),
@@ -321,7 +409,15 @@ def test_hypothesis_ints_bools_match_torch(torch, arr):
     sci_mode=st.sampled_from([None, True, False]),
     device=st.booleans(),
 )
-def test_hypothesis_printoptions_match_torch(torch, arr, precision, threshold, edgeitems,
-                                             linewidth, sci_mode, device):
-    _check(torch, arr, grad="requires_grad", device=device, precision=precision, threshold=threshold,
-           edgeitems=edgeitems, linewidth=linewidth, sci_mode=sci_mode)
+def test_hypothesis_printoptions_match_torch(torch, arr, precision, threshold, edgeitems, linewidth, sci_mode, device):
+    _check(
+        torch,
+        arr,
+        grad="requires_grad",
+        device=device,
+        precision=precision,
+        threshold=threshold,
+        edgeitems=edgeitems,
+        linewidth=linewidth,
+        sci_mode=sci_mode,
+    )

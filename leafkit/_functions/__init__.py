@@ -11,13 +11,14 @@ Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
 :mod:`.linalg`, :mod:`.indexing`, :mod:`.copy`, :mod:`.loss`, :mod:`.activation`, :mod:`.distance`,
 :mod:`.inplace` (and the view machinery in :mod:`.views`), :mod:`.compare`.
 """
+
 from __future__ import annotations
 
 from .. import _dtype
 from ..autograd import graph as _graph
 from .._device import array_module
 from .._tensor import Tensor
-from . import _namespace
+from . import _namespace  # noqa: F401 - first: the namespaces the op modules add their ops to
 from ._namespace import array_ns, tensor_ns
 from ._registry import PUBLIC, SPECS, apply, defop, public  # noqa: F401
 from . import inplace, elementwise, reduction, shape, linalg, copy, indexing, loss, compare  # noqa: F401,E401
@@ -36,10 +37,10 @@ def _index_put_flat(F, x, idx, values, accumulate):
     return F.index_put_impl(x, values, (idx.reshape(-1),), accumulate)
 
 
-array_ns.reshape = staticmethod(lambda g, shape: g.reshape(shape))
+array_ns.reshape = staticmethod(lambda g, size: g.reshape(size))
 array_ns.zeros_like = staticmethod(lambda g: array_module(g).zeros_like(g))
 array_ns.ones_like = staticmethod(lambda g: array_module(g).ones_like(g))
-array_ns.new_zeros = staticmethod(lambda shape, like: array_module(like).zeros(shape, dtype=like.dtype))
+array_ns.new_zeros = staticmethod(lambda size, like: array_module(like).zeros(size, dtype=like.dtype))
 array_ns.isnan = staticmethod(lambda g: array_module(g).isnan(g))
 array_ns.isnan_item = staticmethod(lambda g: bool(array_module(g).isnan(g)))
 array_ns.index_flat = lambda x, idx: _index_flat(array_ns, x, idx)
@@ -50,11 +51,12 @@ def _zeros_like_t(g):
     return Tensor._make(array_module(g._data).zeros_like(g._data), g._device)
 
 
-tensor_ns.reshape = staticmethod(lambda g, shape: g.reshape(shape))
+tensor_ns.reshape = staticmethod(lambda g, size: g.reshape(size))
 tensor_ns.zeros_like = staticmethod(_zeros_like_t)
 tensor_ns.ones_like = staticmethod(lambda g: Tensor._make(array_module(g._data).ones_like(g._data), g._device))
-tensor_ns.new_zeros = staticmethod(lambda shape, like: Tensor._make(
-    array_module(like._data).zeros(shape, dtype=like._data.dtype), like._device))
+tensor_ns.new_zeros = staticmethod(
+    lambda size, like: Tensor._make(array_module(like._data).zeros(size, dtype=like._data.dtype), like._device)
+)
 tensor_ns.isnan = staticmethod(lambda g: compare.isnan(g))
 tensor_ns.isnan_item = staticmethod(lambda g: bool(array_module(g._data).isnan(g._data)))
 tensor_ns.index_flat = lambda x, idx: _index_flat(tensor_ns, x, idx)
@@ -68,7 +70,7 @@ def _wrap(arr, device, grad_fn=None, output_nr=0, counter=None):
     return t
 
 
-# -- the interface the autograd core works through ----------------------------------------------------------------------
+# -- the interface the autograd core works through ---------------------------------------------------------------------
 _graph.api.tensor_type = Tensor
 _graph.api.wrap = _wrap
 _graph.api.array_ns = array_ns

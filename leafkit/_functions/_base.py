@@ -1,4 +1,5 @@
 """What the op families share: PyTorch's type promotion, broadcasting checks, argument checks."""
+
 from __future__ import annotations
 
 import functools
@@ -19,6 +20,7 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 try:  # NumPy 2: np.errstate sets this context variable; setting it directly costs a fifth as much per call
     from numpy._core.umath import _extobj_contextvar as _FP_STATE
     from numpy._core.umath import _make_extobj
+
     _QUIET = _make_extobj(all="ignore")
 except (ImportError, AttributeError, TypeError):  # NumPy 1.x
     _FP_STATE = _QUIET = None
@@ -36,6 +38,7 @@ def quiet(fn):
     ``np.seterr`` settings stay as they are.
     """
     if _FP_STATE is None:
+
         def run(*args, **kwargs):
             with np.errstate(all="ignore"):
                 return fn(*args, **kwargs)
@@ -48,6 +51,7 @@ def quiet(fn):
                 return fn(*args, **kwargs)
             finally:
                 leave(token)
+
     run.__name__ = getattr(fn, "__name__", "forward")
     run.__doc__ = fn.__doc__
     run.__wrapped__ = fn
@@ -200,8 +204,9 @@ def broadcast_check(a, b):
         x, y = sa[-i], sb[-i]
         if x != y and x != 1 and y != 1:
             dim = max(len(sa), len(sb)) - i
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                               f"non-singleton dimension {dim}")
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {dim}"
+            )
 
 
 def broadcast_shapes(*shapes):
@@ -214,8 +219,9 @@ def broadcast_shapes(*shapes):
             if x == 1:
                 out[i] = y
             elif y != 1 and x != y:
-                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                                   f"non-singleton dimension {i}")
+                raise RuntimeError(
+                    f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
+                )
     return tuple(out)
 
 
@@ -298,6 +304,7 @@ def numpy_names(fn):
                     raise TypeError(f"{fn.__name__}() got multiple values for argument '{names[k]}'")
                 kwargs[names[k]] = kwargs.pop(k)
         return fn(*args, **kwargs)
+
     return wrapper
 
 

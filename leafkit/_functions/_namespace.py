@@ -15,6 +15,7 @@ both, since arrays and tensors both have them.  The few helpers below are
 what the engine itself needs (summing a gradient back to an input's shape,
 casting it, zeros for a missing gradient).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,9 +30,11 @@ __all__ = ["array_ns", "tensor_ns", "add_op"]
 
 def _invalid_gradient(g_shape, shape, node, i):
     name = node.name() if node is not None else "backward"
-    return RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got "
-                        f"[{', '.join(map(str, g_shape))}] but expected shape compatible with "
-                        f"[{', '.join(map(str, shape))}]")
+    return RuntimeError(
+        f"Function {name} returned an invalid gradient at index {i} - got "
+        f"[{', '.join(map(str, g_shape))}] but expected shape compatible with "
+        f"[{', '.join(map(str, shape))}]"
+    )
 
 
 def reduce_dims(g_shape, shape):

@@ -33,22 +33,23 @@ it), the ``Tensor`` method, the in-place method, the ``torch.*`` function,
 and the rows of the gradcheck, gradgradcheck and parity suites
 (``tests/op_db.py``).
 """
+
 from __future__ import annotations
 
 import inspect
 
 import numpy as np
 
-from ..autograd.grad_mode import _state
-from ..autograd import anomaly_mode
-from ..autograd.graph import RELEASED_MESSAGE, Node, SavedVariable, _sequence, nrs
 from .._device import to_device_array
 from .._tensor import Tensor
+from ..autograd import anomaly_mode
+from ..autograd.grad_mode import _state
+from ..autograd.graph import RELEASED_MESSAGE, Node, SavedVariable, _sequence, nrs
 from . import _namespace
 
 __all__ = ["defop", "apply", "OpSpec", "OpNode", "SPECS", "public", "PUBLIC"]
 
-SPECS: dict = {}   # op name -> OpSpec
+SPECS: dict = {}  # op name -> OpSpec
 PUBLIC: dict = {}  # public name -> (function, where): method / function / inplace, for docs and tests
 
 _SIZE_SUFFIXES = ("_sym_sizes", "_sym_strides", "_sym_numel", "_scalar_type")
@@ -61,8 +62,9 @@ def _camel(name: str) -> str:
 class OpSpec:
     """Everything known about one differentiable operation (built by :func:`defop`)."""
 
-    def __init__(self, name, forward, node, inputs, outputs, nondiff, not_differentiable, view, nondiff_outputs,
-                 formulas, doc):
+    def __init__(
+        self, name, forward, node, inputs, outputs, nondiff, not_differentiable, view, nondiff_outputs, formulas, doc
+    ):
         self.name = name
         self.forward = forward
         sig = inspect.signature(forward).parameters
@@ -77,7 +79,7 @@ class OpSpec:
             self.n_lead = len(params)
         else:
             self.inputs = tuple(inputs) if inputs is not None else tuple(params[:1])
-            if list(self.inputs) != params[:len(self.inputs)]:
+            if list(self.inputs) != params[: len(self.inputs)]:
                 raise TypeError(f"{name}: the inputs must be the forward's first parameters")
             self.attrs = tuple(p for p in params if p not in self.inputs)
             self.n_lead = 0
@@ -123,8 +125,9 @@ class OpSpec:
         self.saved_kinds = tuple(self._kind(p) for p in names)
         # formula arguments as indices into [grad, grads, *saved values]; -1 is the group's grad_input_mask
         env_index = {"grad": 0, "grads": 1, "grad_input_mask": -1, **{p: 2 + k for k, p in enumerate(names)}}
-        self.formulas = [None if f is None else (f[0], tuple(env_index[p] for p in f[1]), *f[2:])
-                         for f in self.formulas]
+        self.formulas = [
+            None if f is None else (f[0], tuple(env_index[p] for p in f[1]), *f[2:]) for f in self.formulas
+        ]
         attrs = {"__slots__": (), "_spec": self, "__module__": "leafkit.autograd", "__doc__": doc}
         if "::" in node:  # a qualified name (torch::autograd::CopyBackwards): the class takes the last part
             attrs["name"] = lambda node_self, _n=node: _n
@@ -150,8 +153,8 @@ class OpSpec:
         if p in self.attrs:
             return ("attr", self.params.index(p))
         for suffix in _SIZE_SUFFIXES:
-            if p.endswith(suffix) and p[:-len(suffix)] in self.inputs:
-                return (suffix, -1 if self.variadic else self.inputs.index(p[:-len(suffix)]))
+            if p.endswith(suffix) and p[: -len(suffix)] in self.inputs:
+                return (suffix, -1 if self.variadic else self.inputs.index(p[: -len(suffix)]))
         raise TypeError(f"{self.name}: a derivative formula reads {p!r}, which is no input, output or attribute")
 
     def plan(self, needs):
@@ -167,8 +170,9 @@ class OpSpec:
                 if need and f is not None:
                     used.update(f[1])
             kinds = self.saved_kinds
-            plan = tuple(k for k in range(len(self.saved_names))
-                         if 2 + k in used or kinds[k][0] not in ("input", "_sym_strides"))
+            plan = tuple(
+                k for k in range(len(self.saved_names)) if 2 + k in used or kinds[k][0] not in ("input", "_sym_strides")
+            )
             self._plans[needs] = plan
         return plan
 
@@ -185,15 +189,17 @@ def _compile_backward(spec):
     if spec.variadic or any(f is not None and f[2] is not None for f in spec.formulas):
         return None
     n_saved = len(spec.saved_names)
-    lines = ["def _backward(self, grads, F):",
-             "    saved = self._stash",
-             "    if saved is None:",
-             "        if self._released and self._had_saved:",
-             "            raise RuntimeError(RELEASED_MESSAGE)",
-             "        saved = EMPTY",
-             "    rec = F.records",
-             "    grad = grads[0]",
-             "    need = self.needs_input_grad"]
+    lines = [
+        "def _backward(self, grads, F):",
+        "    saved = self._stash",
+        "    if saved is None:",
+        "        if self._released and self._had_saved:",
+        "            raise RuntimeError(RELEASED_MESSAGE)",
+        "        saved = EMPTY",
+        "    rec = F.records",
+        "    grad = grads[0]",
+        "    need = self.needs_input_grad",
+    ]
     for k in range(n_saved):
         lines.append(f"    s{k} = saved[{k}]")
         lines.append(f"    if s{k}.__class__ is SV:")
@@ -288,8 +294,21 @@ def _wrapped_number(v):
     return Tensor._make(np.asarray(v, dtype=dt), None)
 
 
-def defop(name, forward, *, node=None, inputs=None, outputs=("result",), nondiff=(), not_differentiable=(),
-          view=False, nondiff_outputs=(), device_from=None, doc=None, **formulas):
+def defop(
+    name,
+    forward,
+    *,
+    node=None,
+    inputs=None,
+    outputs=("result",),
+    nondiff=(),
+    not_differentiable=(),
+    view=False,
+    nondiff_outputs=(),
+    device_from=None,
+    doc=None,
+    **formulas,
+):
     """Register one differentiable operation (see the module docstring).
 
     Parameters
@@ -328,12 +347,24 @@ def defop(name, forward, *, node=None, inputs=None, outputs=("result",), nondiff
     """
     if name in SPECS:
         raise ValueError(f"op {name!r} is registered twice")
-    spec = OpSpec(name, forward, node or f"{_camel(name)}Backward0", inputs, outputs, nondiff, not_differentiable,
-                  view, nondiff_outputs, formulas, doc)
+    spec = OpSpec(
+        name,
+        forward,
+        node or f"{_camel(name)}Backward0",
+        inputs,
+        outputs,
+        nondiff,
+        not_differentiable,
+        view,
+        nondiff_outputs,
+        formulas,
+        doc,
+    )
     spec.device_from = spec.params.index(device_from) if device_from else None
     # the fast path of apply(): one or two leading inputs, one output, no view, no device change
-    spec.simple = (not spec.variadic and spec.n_in in (1, 2) and not spec.view and not spec.multi and
-                   spec.device_from is None)
+    spec.simple = (
+        not spec.variadic and spec.n_in in (1, 2) and not spec.view and not spec.multi and spec.device_from is None
+    )
     SPECS[name] = spec
     _namespace.add_op(spec, apply)  # the namespaces learn the new op (F.<name>)
     return spec
@@ -348,6 +379,7 @@ def public(*names, method=True, function=True):
                 setattr(Tensor, n, fn)
             PUBLIC[n] = (fn, method, function)
         return fn
+
     return deco
 
 
@@ -359,11 +391,13 @@ def _common_device(dev, d, inputs):
     """PyTorch lets a CPU 0-d tensor (a "scalar tensor") join an op on another device; nothing else mixes."""
     if dev.type == "cpu" or d.type == "cpu":
         other = d if dev.type == "cpu" else dev
-        if all(a._device is other or (a._device.type == "cpu" and a._data.ndim == 0)
-               for a in inputs if isinstance(a, Tensor)):
+        if all(
+            a._device is other or (a._device.type == "cpu" and a._data.ndim == 0)
+            for a in inputs
+            if isinstance(a, Tensor)
+        ):
             return other
-    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {dev} and "
-                       f"{d}!")
+    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {dev} and {d}!")
 
 
 def _arrays(spec, args):
@@ -467,7 +501,7 @@ def _check_saved_inputs(spec, args):
     for k in spec.plan(needs):
         kind, idx = kinds[k]
         if kind == "input":
-            for i in (spec.positions(len(args)) if idx < 0 else (idx,)):
+            for i in spec.positions(len(args)) if idx < 0 else (idx,):
                 if isinstance(args[i], Tensor):
                     args[i]._check_can_be_saved()
 
@@ -582,8 +616,10 @@ def _record(spec, args, out, dev):
         for i in spec.not_differentiable:
             a = args[i]
             if isinstance(a, Tensor) and a._requires_grad:
-                raise RuntimeError(f"The function '{spec.name}' is not differentiable with respect to argument "
-                                   f"'{spec.inputs[i]}'. This input cannot have requires_grad True.")
+                raise RuntimeError(
+                    f"The function '{spec.name}' is not differentiable with respect to argument "
+                    f"'{spec.inputs[i]}'. This input cannot have requires_grad True."
+                )
     node._next = tuple(nodes)
     node._nrs = nrs(tuple(numbers))
     node._in_meta = meta
@@ -637,8 +673,9 @@ def _save(spec, node, plan, args, results):
             r = results[idx]
             # an output with this node as history is saved without the tensor (no cycle); one without (indices)
             # is saved as the tensor itself
-            saved[k] = SavedVariable(r._data, r._version_counter, r if r._grad_fn is None else None, idx,
-                                     spec.node_name, r._device)
+            saved[k] = SavedVariable(
+                r._data, r._version_counter, r if r._grad_fn is None else None, idx, spec.node_name, r._device
+            )
             had = True
         elif kind == "attr":
             saved[k] = args[idx] if idx < len(args) else spec.defaults[idx]

@@ -22,6 +22,7 @@ dtype: floating input only (integer or bool input raises PyTorch's
 ``hardtanh`` (integers too, as ``clamp``) and ``logit`` (integers give the
 default float dtype).
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,13 +32,13 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
-from ._base import array_module, as_array, check_tensor, num, to_float
+from ._base import array_module, as_array, check_tensor, to_float
 from ._registry import apply, defop, public
 from .inplace import inplace
 
 _SQRT1_2 = math.sqrt(0.5)
-_GELU_PDF = 1.0 / math.sqrt(2.0 * math.pi)      # M_2_SQRTPI * M_SQRT1_2 * 0.5
-_GELU_TANH_BETA = math.sqrt(2.0 / math.pi)      # M_SQRT2 * M_2_SQRTPI * 0.5
+_GELU_PDF = 1.0 / math.sqrt(2.0 * math.pi)  # M_2_SQRTPI * M_SQRT1_2 * 0.5
+_GELU_TANH_BETA = math.sqrt(2.0 / math.pi)  # M_SQRT2 * M_2_SQRTPI * 0.5
 _GELU_TANH_KAPPA = 0.044715
 
 
@@ -60,6 +61,7 @@ def one_minus(F, t):
 def _opmath(forward):
     """Run ``forward`` on float16 input in float32 and round the result once, as PyTorch's CPU kernels do
     (``opmath_t``); NumPy's float16 arithmetic rounds after every step."""
+
     @functools.wraps(forward)
     def wrapped(*args):
         a = args[0]
@@ -69,6 +71,7 @@ def _opmath(forward):
         if isinstance(out, tuple):
             return tuple(as_array(o.astype(np.float16)) for o in out)
         return as_array(out.astype(np.float16))
+
     return wrapped
 
 
@@ -80,6 +83,7 @@ def erf(a):
     xp = array_module(a)
     if xp is not np:  # CuPy
         from cupyx.scipy.special import erf as cupy_erf
+
         return cupy_erf(a)
     return np.asarray(_math_erf(a), dtype=a.dtype)
 
@@ -112,8 +116,9 @@ def _gelu_backward(grad_output, self, approximate="none"):
         inner = t(_GELU_TANH_BETA) * (self + t(_GELU_TANH_KAPPA) * x_sq * self)
         tanh_inner = xp.tanh(inner)
         left_derivative = t(0.5) * (1 + tanh_inner)
-        right_derivative = (t(0.5) * self * (1 - tanh_inner * tanh_inner) * t(_GELU_TANH_BETA)
-                            * (1 + t(3 * _GELU_TANH_KAPPA) * x_sq))
+        right_derivative = (
+            t(0.5) * self * (1 - tanh_inner * tanh_inner) * t(_GELU_TANH_BETA) * (1 + t(3 * _GELU_TANH_KAPPA) * x_sq)
+        )
         return as_array(grad_output * (left_derivative + right_derivative))
     cdf = t(0.5) * (1 + erf(self * t(_SQRT1_2)))
     pdf = t(_GELU_PDF) * xp.exp(self * self * t(-0.5))
@@ -141,12 +146,19 @@ def _gelu_double_backward(F, grad, grad_output, self, approximate):
     return grad * grad_output * (F.mul_scalar(pdf, 2) - input_sq * pdf)
 
 
-gelu_spec = defop("gelu", _gelu,
-                  self=lambda F, grad, self, approximate: F.gelu_backward(grad, self, approximate),
-                  doc="GELU, ``x * Φ(x)`` (``GeluBackward0``; ``approximate='tanh'``: PyTorch's tanh formula).")
-defop("gelu_backward", _gelu_backward, inputs=("grad_output", "self"),
-      grad_output=lambda F, grad, self, approximate: F.gelu_backward(grad, self, approximate),
-      self=_gelu_double_backward)
+gelu_spec = defop(
+    "gelu",
+    _gelu,
+    self=lambda F, grad, self, approximate: F.gelu_backward(grad, self, approximate),
+    doc="GELU, ``x * Φ(x)`` (``GeluBackward0``; ``approximate='tanh'``: PyTorch's tanh formula).",
+)
+defop(
+    "gelu_backward",
+    _gelu_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self, approximate: F.gelu_backward(grad, self, approximate),
+    self=_gelu_double_backward,
+)
 
 
 # -- silu ----------------------------------------------------------------------------------------------------------
@@ -162,8 +174,7 @@ def _silu_backward(F, grad, self):
     return grad * sigmoid * F.add_scalar(self * one_minus(F, sigmoid), 1.0)
 
 
-silu_spec = defop("silu", _silu, self=_silu_backward,
-                  doc="SiLU (swish), ``x * sigmoid(x)`` (``SiluBackward0``).")
+silu_spec = defop("silu", _silu, self=_silu_backward, doc="SiLU (swish), ``x * sigmoid(x)`` (``SiluBackward0``).")
 
 
 # -- elu -----------------------------------------------------------------------------------------------------------
@@ -195,23 +206,39 @@ def _elu_double_backward(F, grad, grad_output, alpha, scale, input_scale, is_res
     mask = type_as(F, self_or_result < 0, grad)
     if is_result:
         return F.mul_scalar(grad * grad_output, input_scale) * mask
-    return F.elu_backward(F.mul_scalar(grad * grad_output, input_scale), self_or_result, alpha, scale, input_scale,
-                          is_result) * mask
+    return (
+        F.elu_backward(
+            F.mul_scalar(grad * grad_output, input_scale), self_or_result, alpha, scale, input_scale, is_result
+        )
+        * mask
+    )
 
 
-elu_spec = defop("elu", _elu,
-                 self=lambda F, grad, self, alpha, scale, input_scale: F.elu_backward(
-                     grad, self, alpha, scale, input_scale, False),
-                 doc="ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise (``EluBackward0``).")
+elu_spec = defop(
+    "elu",
+    _elu,
+    self=lambda F, grad, self, alpha, scale, input_scale: F.elu_backward(grad, self, alpha, scale, input_scale, False),
+    doc="ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise (``EluBackward0``).",
+)
 # the in-place form saves its result, not its input (``EluBackward1``)
-elu_inplace_spec = defop("elu_", _elu, node="EluBackward1",
-                         self=lambda F, grad, result, alpha, scale, input_scale: F.elu_backward(
-                             grad, result, alpha, scale, input_scale, True),
-                         doc="In-place ELU (``EluBackward1``, saves the result).")
-defop("elu_backward", _elu_backward, inputs=("grad_output", "self_or_result"),
-      grad_output=lambda F, grad, alpha, scale, input_scale, is_result, self_or_result: F.elu_backward(
-          grad, self_or_result, alpha, scale, input_scale, is_result),
-      self_or_result=_elu_double_backward)
+elu_inplace_spec = defop(
+    "elu_",
+    _elu,
+    node="EluBackward1",
+    self=lambda F, grad, result, alpha, scale, input_scale: F.elu_backward(
+        grad, result, alpha, scale, input_scale, True
+    ),
+    doc="In-place ELU (``EluBackward1``, saves the result).",
+)
+defop(
+    "elu_backward",
+    _elu_backward,
+    inputs=("grad_output", "self_or_result"),
+    grad_output=lambda F, grad, alpha, scale, input_scale, is_result, self_or_result: F.elu_backward(
+        grad, self_or_result, alpha, scale, input_scale, is_result
+    ),
+    self_or_result=_elu_double_backward,
+)
 
 
 # -- leaky_relu ----------------------------------------------------------------------------------------------------
@@ -228,23 +255,34 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
             "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
             "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
             "version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting "
-            "in-place leakRelu backward calculation with negative slope")
+            "in-place leakRelu backward calculation with negative slope"
+        )
     _floating("leaky_relu_backward_cpu", self)
-    return as_array(array_module(self).where(self > 0, grad_output,
-                                             grad_output * grad_output.dtype.type(negative_slope)))
+    return as_array(
+        array_module(self).where(self > 0, grad_output, grad_output * grad_output.dtype.type(negative_slope))
+    )
 
 
-leaky_relu_spec = defop("leaky_relu", _leaky_relu,
-                        self=lambda F, grad, self, negative_slope: F.leaky_relu_backward(
-                            grad, self, negative_slope, False),
-                        doc="``x`` for x > 0, ``negative_slope * x`` otherwise (``LeakyReluBackward0``).")
-leaky_relu_inplace_spec = defop("leaky_relu_", _leaky_relu, node="LeakyReluBackward1",
-                                self=lambda F, grad, result, negative_slope: F.leaky_relu_backward(
-                                    grad, result, negative_slope, True),
-                                doc="In-place leaky ReLU (``LeakyReluBackward1``, saves the result).")
-defop("leaky_relu_backward", _leaky_relu_backward, inputs=("grad_output", "self"),
-      grad_output=lambda F, grad, self, negative_slope: F.leaky_relu_backward(grad, self, negative_slope, False),
-      self=lambda F, grad: F.zeros_like(grad))
+leaky_relu_spec = defop(
+    "leaky_relu",
+    _leaky_relu,
+    self=lambda F, grad, self, negative_slope: F.leaky_relu_backward(grad, self, negative_slope, False),
+    doc="``x`` for x > 0, ``negative_slope * x`` otherwise (``LeakyReluBackward0``).",
+)
+leaky_relu_inplace_spec = defop(
+    "leaky_relu_",
+    _leaky_relu,
+    node="LeakyReluBackward1",
+    self=lambda F, grad, result, negative_slope: F.leaky_relu_backward(grad, result, negative_slope, True),
+    doc="In-place leaky ReLU (``LeakyReluBackward1``, saves the result).",
+)
+defop(
+    "leaky_relu_backward",
+    _leaky_relu_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self, negative_slope: F.leaky_relu_backward(grad, self, negative_slope, False),
+    self=lambda F, grad: F.zeros_like(grad),
+)
 
 
 # -- softplus ------------------------------------------------------------------------------------------------------
@@ -273,12 +311,19 @@ def _softplus_double_backward(F, grad, grad_output, self, beta, threshold):
     return F.mul_scalar(F.sigmoid_backward(grad * grad_output, F.sigmoid(x)) * type_as(F, x < threshold, grad), beta)
 
 
-softplus_spec = defop("softplus", _softplus,
-                      self=lambda F, grad, self, beta, threshold: F.softplus_backward(grad, self, beta, threshold),
-                      doc="``log(1 + exp(beta * x)) / beta``, linear above ``threshold`` (``SoftplusBackward0``).")
-defop("softplus_backward", _softplus_backward, inputs=("grad_output", "self"),
-      grad_output=lambda F, grad, self, beta, threshold: F.softplus_backward(grad, self, beta, threshold),
-      self=_softplus_double_backward)
+softplus_spec = defop(
+    "softplus",
+    _softplus,
+    self=lambda F, grad, self, beta, threshold: F.softplus_backward(grad, self, beta, threshold),
+    doc="``log(1 + exp(beta * x)) / beta``, linear above ``threshold`` (``SoftplusBackward0``).",
+)
+defop(
+    "softplus_backward",
+    _softplus_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self, beta, threshold: F.softplus_backward(grad, self, beta, threshold),
+    self=_softplus_double_backward,
+)
 
 
 # -- hardtanh (and relu6) ------------------------------------------------------------------------------------------
@@ -304,13 +349,19 @@ def _hardtanh_backward(grad_output, self, min_val, max_val):
     return as_array(xp.where((self <= min_val) | (self >= max_val), grad_output.dtype.type(0), grad_output))
 
 
-hardtanh_spec = defop("hardtanh", _hardtanh,
-                      self=lambda F, grad, self, min_val, max_val: F.hardtanh_backward(grad, self, min_val, max_val),
-                      doc="``x`` clamped to ``[min_val, max_val]`` (``HardtanhBackward0``); ``relu6`` is "
-                          "``hardtanh(x, 0, 6)``.")
-defop("hardtanh_backward", _hardtanh_backward, inputs=("grad_output", "self"),
-      grad_output=lambda F, grad, self, min_val, max_val: F.hardtanh_backward(grad, self, min_val, max_val),
-      self=lambda F, grad: F.zeros_like(grad))
+hardtanh_spec = defop(
+    "hardtanh",
+    _hardtanh,
+    self=lambda F, grad, self, min_val, max_val: F.hardtanh_backward(grad, self, min_val, max_val),
+    doc="``x`` clamped to ``[min_val, max_val]`` (``HardtanhBackward0``); ``relu6`` is ``hardtanh(x, 0, 6)``.",
+)
+defop(
+    "hardtanh_backward",
+    _hardtanh_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self, min_val, max_val: F.hardtanh_backward(grad, self, min_val, max_val),
+    self=lambda F, grad: F.zeros_like(grad),
+)
 
 
 # -- log_sigmoid ---------------------------------------------------------------------------------------------------
@@ -341,13 +392,23 @@ def _log_sigmoid_double_backward(F, grad, grad_output, self):
     return grad * grad_output * F.sub_scalar(z, 1) * z
 
 
-log_sigmoid_spec = defop("log_sigmoid_forward", _log_sigmoid_forward, outputs=("output", "buffer"),
-                         nondiff_outputs=("buffer",), node="LogSigmoidBackward0",
-                         self=lambda F, grad, self, buffer: F.log_sigmoid_backward(grad, self, buffer),
-                         doc="``log(sigmoid(x))``, computed stably (``LogSigmoidBackward0``).")
-defop("log_sigmoid_backward", _log_sigmoid_backward, inputs=("grad_output", "self", "buffer"), nondiff=("buffer",),
-      grad_output=lambda F, grad, self, buffer: F.log_sigmoid_backward(grad, self, buffer),
-      self=_log_sigmoid_double_backward)
+log_sigmoid_spec = defop(
+    "log_sigmoid_forward",
+    _log_sigmoid_forward,
+    outputs=("output", "buffer"),
+    nondiff_outputs=("buffer",),
+    node="LogSigmoidBackward0",
+    self=lambda F, grad, self, buffer: F.log_sigmoid_backward(grad, self, buffer),
+    doc="``log(sigmoid(x))``, computed stably (``LogSigmoidBackward0``).",
+)
+defop(
+    "log_sigmoid_backward",
+    _log_sigmoid_backward,
+    inputs=("grad_output", "self", "buffer"),
+    nondiff=("buffer",),
+    grad_output=lambda F, grad, self, buffer: F.log_sigmoid_backward(grad, self, buffer),
+    self=_log_sigmoid_double_backward,
+)
 
 
 def log_sigmoid(F, x):

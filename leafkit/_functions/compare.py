@@ -3,6 +3,7 @@
 Their results are bool tensors with no history (``requires_grad=False``),
 as in PyTorch.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,10 @@ def _other_array(self, other):
     if isinstance(other, Tensor):
         if other._device is not self._device:
             if not (other._device.type == "cpu" and other._data.ndim == 0):
-                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                                   f"{self._device} and {other._device}!")
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device, but found at least two devices, "
+                    f"{self._device} and {other._device}!"
+                )
             return _device.to_device_array(other._data, other._device, self._device)
         o = other._data
         if o.shape != self._data.shape:
@@ -37,15 +40,20 @@ def _binary(np_fn, name):
         if o is None:
             return NotImplemented
         return Tensor._make(as_array(np_fn(self._data, o)), self._device)
+
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}`` as a bool tensor (not differentiable)."
     return op
 
 
-for _dunder, _names, _fn in (("__eq__", ("eq",), np.equal), ("__ne__", ("ne", "not_equal"), np.not_equal),
-                             ("__lt__", ("lt", "less"), np.less), ("__le__", ("le", "less_equal"), np.less_equal),
-                             ("__gt__", ("gt", "greater"), np.greater),
-                             ("__ge__", ("ge", "greater_equal"), np.greater_equal)):
+for _dunder, _names, _fn in (
+    ("__eq__", ("eq",), np.equal),
+    ("__ne__", ("ne", "not_equal"), np.not_equal),
+    ("__lt__", ("lt", "less"), np.less),
+    ("__le__", ("le", "less_equal"), np.less_equal),
+    ("__gt__", ("gt", "greater"), np.greater),
+    ("__ge__", ("ge", "greater_equal"), np.greater_equal),
+):
     _op = _binary(_fn, _names[0])
     setattr(Tensor, _dunder, _op)
     public(*_names)(_op)
@@ -58,6 +66,7 @@ def _logical(np_logical, np_bitwise, name):
             return NotImplemented
         fn = np_logical if self._data.dtype.kind == "b" else np_bitwise
         return Tensor._make(as_array(fn(self._data, o)), self._device)
+
     op.__name__ = name
     return op
 
@@ -124,8 +133,11 @@ def equal(input, other) -> bool:
 @public("allclose")
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True when every element is within ``atol + rtol * |other|`` of ``other``'s."""
-    return bool(np.allclose(_device.to_host(input._data), _device.to_host(other._data), rtol=rtol, atol=atol,
-                            equal_nan=equal_nan))
+    return bool(
+        np.allclose(
+            _device.to_host(input._data), _device.to_host(other._data), rtol=rtol, atol=atol, equal_nan=equal_nan
+        )
+    )
 
 
 @public("any")
@@ -177,8 +189,10 @@ def _shift(np_fn, name, cname):
             check_inplace_allowed(self)
         rt = result_type(self._data, o)
         if not np.can_cast(rt, self._data.dtype, "same_kind"):
-            raise RuntimeError(f"result type {_dtype.word(rt)} can't be cast to the desired output type "
-                               f"{_dtype.word(self._data.dtype)}")
+            raise RuntimeError(
+                f"result type {_dtype.word(rt)} can't be cast to the desired output type "
+                f"{_dtype.word(self._data.dtype)}"
+            )
         _write(self, _shift_values(self._data, o, np_fn, cname))
         if self._inference and not _state.inference:  # PyTorch's kernel writes before the check that raises
             raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
@@ -188,12 +202,14 @@ def _shift(np_fn, name, cname):
     direction = "left (multiplying by 2**other)" if cname == "lshift" else "right (dividing by 2**other, rounding down)"
     fn.__name__ = fn.__qualname__ = name
     op_.__name__ = op_.__qualname__ = name + "_"
-    fn.__doc__ = (f"Shift the bits of integer tensors {direction}: ``input {'<<' if cname == 'lshift' else '>>'} "
-                  "other``, elementwise, with broadcasting; either side may be a number.\n\n    Result dtype by "
-                  "PyTorch's promotion (a bool tensor with a Python int gives int64); shifts by the width of the "
-                  "dtype or more give 0 (-1 for negative numbers shifted right), as in PyTorch. Not differentiable. "
-                  f"Float results raise NotImplementedError (\"{cname}_cpu\" not implemented for 'Float'), as do two "
-                  "bool tensors.")
+    fn.__doc__ = (
+        f"Shift the bits of integer tensors {direction}: ``input {'<<' if cname == 'lshift' else '>>'} "
+        "other``, elementwise, with broadcasting; either side may be a number.\n\n    Result dtype by "
+        "PyTorch's promotion (a bool tensor with a Python int gives int64); shifts by the width of the "
+        "dtype or more give 0 (-1 for negative numbers shifted right), as in PyTorch. Not differentiable. "
+        f"Float results raise NotImplementedError (\"{cname}_cpu\" not implemented for 'Float'), as do two "
+        "bool tensors."
+    )
     op_.__doc__ = f"In-place :func:`{name}` (``{'<<=' if cname == 'lshift' else '>>='}``); bumps ``_version``."
     public(name)(fn)
     public(name + "_", function=False)(op_)

@@ -1,11 +1,11 @@
-"""Copies: ``clone`` (CloneBackward0) and dtype/device moves (ToCopyBackward0: ``to``, ``cuda``, ``cpu``, ``float`` ...)."""
+"""Copies: ``clone`` (CloneBackward0) and dtype/device moves (ToCopyBackward0: ``to``, ``cuda``, ``cpu``,
+``float`` ...)."""
+
 from __future__ import annotations
 
 import warnings
 
-from .. import _device
-from .. import _creation
-from .. import _dtype
+from .. import _creation, _device, _dtype
 from .._tensor import Tensor
 from ._base import check_tensor
 from ._registry import apply, defop, public
@@ -66,8 +66,9 @@ def parse_to_args(args, kwargs):
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
     if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword(s) "
-                        f"{sorted(kwargs)}")
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got unexpected keyword(s) {sorted(kwargs)}"
+        )
     for a in args:
         if isinstance(a, _dtype.dtype):
             dtype = a
@@ -121,13 +122,22 @@ def cpu(self):
 def _dtype_method(d):
     def m(self):
         return self.to(d)
+
     m.__doc__ = f"``self.to(torch.{d.name})``."
     return m
 
 
-for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
-                  ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool), ("byte", _dtype.uint8),
-                  ("char", _dtype.int8), ("short", _dtype.int16)):
+for _name, _d in (
+    ("float", _dtype.float32),
+    ("double", _dtype.float64),
+    ("half", _dtype.float16),
+    ("long", _dtype.int64),
+    ("int", _dtype.int32),
+    ("bool", _dtype.bool),
+    ("byte", _dtype.uint8),
+    ("char", _dtype.int8),
+    ("short", _dtype.int16),
+):
     public(_name, function=False)(_dtype_method(_d))
 
 public("type_as", function=False)(lambda self, other: self.to(other.dtype))
@@ -142,11 +152,14 @@ def _new_factory(name, make, what):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
         dt, dev = _new_options(self, dtype, device)
         return make(*size, dtype=dt, device=dev, requires_grad=requires_grad)
+
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = (f"A new leaf tensor of shape ``size`` (ints or one sequence) filled with {what}, with this "
-                      "tensor's dtype and device unless ``dtype``/``device`` are given; it never shares this tensor's "
-                      "history (``requires_grad`` is False unless asked for, and then only for float dtypes, else "
-                      "RuntimeError).")
+    method.__doc__ = (
+        f"A new leaf tensor of shape ``size`` (ints or one sequence) filled with {what}, with this "
+        "tensor's dtype and device unless ``dtype``/``device`` are given; it never shares this tensor's "
+        "history (``requires_grad`` is False unless asked for, and then only for float dtypes, else "
+        "RuntimeError)."
+    )
     public(name, function=False)(method)
 
 
@@ -172,10 +185,13 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     and device unless ``dtype``/``device`` are given (so an int64 tensor's ``new_tensor([1.5])`` holds 1). Like
     PyTorch, warns when ``data`` is a tensor that ``data.detach().clone()`` is the recommended copy."""
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
-                      "tensor.new_tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
     dt, dev = _new_options(self, dtype, device)
     arr, _ = _creation._infer(data, dt)
     return _creation._finish(arr, dt, dev, requires_grad)

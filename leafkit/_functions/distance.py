@@ -6,6 +6,7 @@ PyTorch's: ``SumBackward1`` over ``MulBackward0`` over two ``DivBackward0``
 nodes, each dividing an input by a ``CloneBackward0`` of its
 ``LinalgVectorNormBackward0``.
 """
+
 from __future__ import annotations
 
 from .. import _dtype
@@ -73,4 +74,3 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         x1_norm.clamp_(min=eps)
         x2_norm.clamp_(min=eps)
     return ((x1 / x1_norm) * (x2 / x2_norm)).sum(d)
-

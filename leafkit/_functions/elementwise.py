@@ -11,6 +11,7 @@ The ``*_backward`` ops (``tanh_backward`` ...) are what the first
 derivative of some ops calls; their own formulas give second derivatives
 (``TanhBackwardBackward0``).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,22 @@ import numpy as np
 from .. import _dtype
 from .._device import CPU as _CPU
 from .._tensor import Tensor
-from ._base import (array_module, as_array, as_operand, broadcast_shapes, check_tensor, is_number, num, operand, prep,
-                    promote, result_type, result_type_many, to_float, type_name)
+from ._base import (
+    array_module,
+    as_array,
+    as_operand,
+    broadcast_shapes,
+    check_tensor,
+    is_number,
+    num,
+    operand,
+    prep,
+    promote,
+    result_type,
+    result_type_many,
+    to_float,
+    type_name,
+)
 from ._registry import apply, defop, public
 from .inplace import inplace
 
@@ -58,8 +73,10 @@ def _float_unary(np_fn, errors=False):
 
     Every forward runs without NumPy's floating-point warnings (``_base.quiet``); ``errors`` is accepted for
     entries written when each op silenced them itself, and changes nothing."""
+
     def forward(self):
         return np_fn(self if self.dtype.kind == "f" else to_float(self))
+
     return forward
 
 
@@ -67,48 +84,95 @@ def _no_bool(name):
     def check(a):
         if a.dtype.kind == "b":
             raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+
     return check
 
 
 # -- scalar helpers that derivative formulas use (PyTorch's Scalar overloads: MulBackward1 ...) ---------------
-mul_scalar = defop("mul_scalar", lambda self, other: as_array(self * other), node="MulBackward1",
-                   self=lambda F, grad, other: F.mul_scalar(grad, other))
-div_scalar = defop("div_scalar", lambda self, other: as_array(self / other), node="DivBackward1",
-                   self=lambda F, grad, other: F.div_scalar(grad, other))
-add_scalar = defop("add_scalar", lambda self, other, alpha=1: as_array(self + other * alpha), node="AddBackward1",
-                   self=lambda F, grad: grad)
-sub_scalar = defop("sub_scalar", lambda self, other, alpha=1: as_array(self - other * alpha), node="SubBackward1",
-                   self=lambda F, grad: grad)
+mul_scalar = defop(
+    "mul_scalar",
+    lambda self, other: as_array(self * other),
+    node="MulBackward1",
+    self=lambda F, grad, other: F.mul_scalar(grad, other),
+)
+div_scalar = defop(
+    "div_scalar",
+    lambda self, other: as_array(self / other),
+    node="DivBackward1",
+    self=lambda F, grad, other: F.div_scalar(grad, other),
+)
+add_scalar = defop(
+    "add_scalar",
+    lambda self, other, alpha=1: as_array(self + other * alpha),
+    node="AddBackward1",
+    self=lambda F, grad: grad,
+)
+sub_scalar = defop(
+    "sub_scalar",
+    lambda self, other, alpha=1: as_array(self - other * alpha),
+    node="SubBackward1",
+    self=lambda F, grad: grad,
+)
 
 
 # -- unary -------------------------------------------------------------------------------------------------------
 def _neg(self):
     if self.dtype.kind == "b":
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     return as_array(-self)
 
 
 neg = unary("neg", _neg, self=lambda F, grad: -grad, doc="Negation, ``-self`` (``NegBackward0``).")
-unary("exp", _float_unary(np.exp, errors=True), self=lambda F, grad, result: grad * result,
-      doc="Elementwise e**x (``ExpBackward0``, saves the result). Integer input gives the default float dtype.")
-unary("log", _float_unary(np.log, errors=True), self=lambda F, grad, self: grad / self,
-      doc="Elementwise natural log (``LogBackward0``); log of 0 is -inf and of a negative number nan.")
-unary("log1p", _float_unary(np.log1p, errors=True), node="Log1PBackward0",
-      self=lambda F, grad, self: grad / F.add_scalar(self, 1),
-      doc="Elementwise log(1 + x) (``Log1PBackward0``, saves ``self``), accurate for small x where ``log(1 + x)`` "
-          "rounds to 0. Same shape and device as the input; float input keeps its dtype, integer and bool input "
-          "give the default float dtype (the in-place form on them raises RuntimeError, as in PyTorch); a "
-          "non-tensor raises TypeError. log1p(-1) is -inf and below -1 nan. The derivative is PyTorch's "
-          "``log1p_backward``, ``grad / (self + 1)``: recorded, a ``DivBackward0`` over an ``AddBackward1``.")
-unary("sqrt", _float_unary(np.sqrt, errors=True), self=lambda F, grad, result: grad / F.mul_scalar(result, 2),
-      doc="Elementwise square root (``SqrtBackward0``); negative input gives nan.")
-unary("sin", _float_unary(np.sin, errors=True), self=lambda F, grad, self: grad * F.cos(self),
-      doc="Elementwise sine (``SinBackward0``).")
-unary("cos", _float_unary(np.cos, errors=True), self=lambda F, grad, self: grad * -F.sin(self),
-      doc="Elementwise cosine (``CosBackward0``).")
-unary("tanh", _float_unary(np.tanh), self=lambda F, grad, result: F.tanh_backward(grad, result),
-      doc="Elementwise tanh (``TanhBackward0``; its derivative is the op ``tanh_backward``).")
+unary(
+    "exp",
+    _float_unary(np.exp, errors=True),
+    self=lambda F, grad, result: grad * result,
+    doc="Elementwise e**x (``ExpBackward0``, saves the result). Integer input gives the default float dtype.",
+)
+unary(
+    "log",
+    _float_unary(np.log, errors=True),
+    self=lambda F, grad, self: grad / self,
+    doc="Elementwise natural log (``LogBackward0``); log of 0 is -inf and of a negative number nan.",
+)
+unary(
+    "log1p",
+    _float_unary(np.log1p, errors=True),
+    node="Log1PBackward0",
+    self=lambda F, grad, self: grad / F.add_scalar(self, 1),
+    doc="Elementwise log(1 + x) (``Log1PBackward0``, saves ``self``), accurate for small x where ``log(1 + x)`` "
+    "rounds to 0. Same shape and device as the input; float input keeps its dtype, integer and bool input "
+    "give the default float dtype (the in-place form on them raises RuntimeError, as in PyTorch); a "
+    "non-tensor raises TypeError. log1p(-1) is -inf and below -1 nan. The derivative is PyTorch's "
+    "``log1p_backward``, ``grad / (self + 1)``: recorded, a ``DivBackward0`` over an ``AddBackward1``.",
+)
+unary(
+    "sqrt",
+    _float_unary(np.sqrt, errors=True),
+    self=lambda F, grad, result: grad / F.mul_scalar(result, 2),
+    doc="Elementwise square root (``SqrtBackward0``); negative input gives nan.",
+)
+unary(
+    "sin",
+    _float_unary(np.sin, errors=True),
+    self=lambda F, grad, self: grad * F.cos(self),
+    doc="Elementwise sine (``SinBackward0``).",
+)
+unary(
+    "cos",
+    _float_unary(np.cos, errors=True),
+    self=lambda F, grad, self: grad * -F.sin(self),
+    doc="Elementwise cosine (``CosBackward0``).",
+)
+unary(
+    "tanh",
+    _float_unary(np.tanh),
+    self=lambda F, grad, result: F.tanh_backward(grad, result),
+    doc="Elementwise tanh (``TanhBackward0``; its derivative is the op ``tanh_backward``).",
+)
 
 
 def _sigmoid(self):
@@ -118,16 +182,24 @@ def _sigmoid(self):
     return as_array(1 / (1 + np.exp(-a)))
 
 
-unary("sigmoid", _sigmoid, self=lambda F, grad, result: F.sigmoid_backward(grad, result),
-      doc="1 / (1 + e**-x) elementwise (``SigmoidBackward0``).")
+unary(
+    "sigmoid",
+    _sigmoid,
+    self=lambda F, grad, result: F.sigmoid_backward(grad, result),
+    doc="1 / (1 + e**-x) elementwise (``SigmoidBackward0``).",
+)
 
 
 def _reciprocal(self):
     return as_array(1 / to_float(self))
 
 
-unary("reciprocal", _reciprocal, self=lambda F, grad, result: -grad * (result * result),
-      doc="1 / x elementwise (``ReciprocalBackward0``).")
+unary(
+    "reciprocal",
+    _reciprocal,
+    self=lambda F, grad, result: -grad * (result * result),
+    doc="1 / x elementwise (``ReciprocalBackward0``).",
+)
 
 
 def _abs(self):
@@ -142,12 +214,25 @@ def _sign(self):
     return as_array((self > 0).astype(self.dtype) - (self < 0).astype(self.dtype))  # sign(nan) is 0, as in PyTorch
 
 
-unary("abs", _abs, self=lambda F, grad, self: grad * F.sgn(self),
-      doc="Elementwise absolute value (``AbsBackward0``); the gradient at 0 (and at nan) is 0, as in PyTorch.")
-unary("sgn", _sign, self=lambda F, grad: F.zeros_like(grad), in_place=True,
-      doc="The sign of each element (``SgnBackward0``); zero gradient.")
-unary("sign", _sign, self=lambda F, grad: F.zeros_like(grad),
-      doc="The sign of each element, -1, 0 or 1 (``SignBackward0``); its gradient is zero everywhere.")
+unary(
+    "abs",
+    _abs,
+    self=lambda F, grad, self: grad * F.sgn(self),
+    doc="Elementwise absolute value (``AbsBackward0``); the gradient at 0 (and at nan) is 0, as in PyTorch.",
+)
+unary(
+    "sgn",
+    _sign,
+    self=lambda F, grad: F.zeros_like(grad),
+    in_place=True,
+    doc="The sign of each element (``SgnBackward0``); zero gradient.",
+)
+unary(
+    "sign",
+    _sign,
+    self=lambda F, grad: F.zeros_like(grad),
+    doc="The sign of each element, -1, 0 or 1 (``SignBackward0``); its gradient is zero everywhere.",
+)
 
 
 def _rounding(np_fn, name):
@@ -155,25 +240,32 @@ def _rounding(np_fn, name):
         if self.dtype.kind == "b":
             raise NotImplementedError(f"\"{name}_vml_cpu\" not implemented for 'Bool'")
         return as_array(np_fn(self)) if self.dtype.kind == "f" else as_array(self.copy())
+
     return forward
 
 
 _ROUNDING = {}
 for _name, _fn in (("round", np.round), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
     _ROUNDING[_name] = unary(
-        _name, _rounding(_fn, _name), self=lambda F, grad: F.zeros_like(grad), method=_name != "round",
-        function=_name != "round", in_place=_name != "round",  # round has a public form of its own (decimals)
+        _name,
+        _rounding(_fn, _name),
+        self=lambda F, grad: F.zeros_like(grad),
+        method=_name != "round",
+        function=_name != "round",
+        in_place=_name != "round",  # round has a public form of its own (decimals)
         doc=f"Elementwise ``{_name}`` (``{_name.capitalize()}Backward0``); its gradient is zero everywhere, as in "
-            "PyTorch (the function is flat between its jumps). Integer input is copied; bool input raises "
-            "NotImplementedError.")
+        "PyTorch (the function is flat between its jumps). Integer input is copied; bool input raises "
+        "NotImplementedError.",
+    )
 
 
 def _round_decimals(self, decimals):
     """PyTorch's kernel: ``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for d < 0), in the
     input's dtype (float32 for float16)."""
     if self.dtype.kind != "f":
-        raise NotImplementedError(f"\"{'round_vml_cpu' if decimals == 0 else 'round_cpu'}\" not implemented for "
-                                  f"'{_dtype.word(self.dtype)}'")
+        raise NotImplementedError(
+            f"\"{'round_vml_cpu' if decimals == 0 else 'round_cpu'}\" not implemented for '{_dtype.word(self.dtype)}'"
+        )
     xp = array_module(self)
     op = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
     ten = op.type(10.0 ** abs(decimals))
@@ -183,8 +275,9 @@ def _round_decimals(self, decimals):
 
 
 round_spec = _ROUNDING["round"]
-round_decimals_spec = defop("round_decimals", _round_decimals, node="RoundBackward1",
-                            self=lambda F, grad: F.zeros_like(grad))
+round_decimals_spec = defop(
+    "round_decimals", _round_decimals, node="RoundBackward1", self=lambda F, grad: F.zeros_like(grad)
+)
 
 
 @public("round")
@@ -214,8 +307,12 @@ def _relu(self):
     return as_array(np.maximum(self.dtype.type(0), self))  # NumPy returns its second operand on a tie (-0.0 stays)
 
 
-unary("relu", _relu, self=lambda F, grad, result: F.threshold_backward(grad, result, 0),
-      doc="max(x, 0) elementwise (``ReluBackward0``); the gradient at 0 is 0.")
+unary(
+    "relu",
+    _relu,
+    self=lambda F, grad, result: F.threshold_backward(grad, result, 0),
+    doc="max(x, 0) elementwise (``ReluBackward0``); the gradient at 0 is 0.",
+)
 
 
 # -- more elementwise math: trigonometry, hyperbolic functions, exp/log variants, erf (task M1) ------------------
@@ -225,9 +322,11 @@ _LN2 = float(np.log(2.0))
 _LN10 = float(np.log(10.0))
 _TWO_OVER_SQRT_PI = float(2.0 / np.sqrt(np.pi))
 
-_FLOAT_RULES = ("Same shape and device as the input; a float input keeps its dtype, integer and bool input give the "
-                "default float dtype (the in-place form on them raises RuntimeError, as in PyTorch); a non-tensor "
-                "raises TypeError.")
+_FLOAT_RULES = (
+    "Same shape and device as the input; a float input keeps its dtype, integer and bool input give the "
+    "default float dtype (the in-place form on them raises RuntimeError, as in PyTorch); a non-tensor "
+    "raises TypeError."
+)
 
 
 def _float_doc(summary, node, derivative):
@@ -251,64 +350,128 @@ def _erf_array(a):
     if xp is np:
         return np.asarray(_ERF_UFUNC(a), dtype=a.dtype)
     from cupyx.scipy.special import erf  # CuPy's own kernel on the GPU
+
     return erf(a)
 
 
 _ERF_UFUNC = np.frompyfunc(math.erf, 1, 1)  # C's erf for each element (NumPy has none)
 
 unary(
-    "rsqrt", _float_unary(_rsqrt_array, errors=True),
+    "rsqrt",
+    _float_unary(_rsqrt_array, errors=True),
     self=lambda F, grad, result: F.mul_scalar(grad, -0.5) * F.pow(result, 3),
-    doc=_float_doc("Elementwise 1 / sqrt(x)", "RsqrtBackward0",
-                   "rsqrt(0) is inf and rsqrt of a negative number nan. The derivative is "
-                   "``-0.5 * grad * result.pow(3)``, from the saved result."))
-unary("expm1", _float_unary(np.expm1, errors=True), node="Expm1Backward0",
-      self=lambda F, grad, result: grad * F.add_scalar(result, 1),
-      doc=_float_doc("Elementwise e**x - 1, accurate for small x where ``exp(x) - 1`` rounds to 0", "Expm1Backward0",
-                     "The derivative is ``grad * (result + 1)``, from the saved result."))
-unary("tan", _float_unary(np.tan, errors=True),
-      self=lambda F, grad, result: grad * F.add_scalar(F.pow(result, 2), 1),
-      doc=_float_doc("Elementwise tangent", "TanBackward0", "The derivative is ``grad * (1 + result**2)``."))
-unary("asin", _float_unary(np.arcsin, errors=True),
-      self=lambda F, grad, self: grad * F.rsqrt(F.add_scalar(-self * self, 1)),
-      doc=_float_doc("Elementwise arcsine", "AsinBackward0",
-                     "Outside [-1, 1] the value is nan. The derivative is ``grad * (1 - x*x).rsqrt()`` (inf at "
-                     "x = +-1)."))
-unary("acos", _float_unary(np.arccos, errors=True),
-      self=lambda F, grad, self: grad * -F.rsqrt(F.add_scalar(-self * self, 1)),
-      doc=_float_doc("Elementwise arccosine", "AcosBackward0",
-                     "Outside [-1, 1] the value is nan. The derivative is ``grad * -(1 - x*x).rsqrt()``."))
-unary("atan", _float_unary(np.arctan, errors=True),
-      self=lambda F, grad, self: grad / F.add_scalar(self * self, 1),
-      doc=_float_doc("Elementwise arctangent", "AtanBackward0", "The derivative is ``grad / (x*x + 1)``."))
-unary("sinh", _float_unary(np.sinh, errors=True), self=lambda F, grad, self: grad * F.cosh(self),
-      doc=_float_doc("Elementwise hyperbolic sine", "SinhBackward0", "The derivative is ``grad * cosh(x)``."))
-unary("cosh", _float_unary(np.cosh, errors=True), self=lambda F, grad, self: grad * F.sinh(self),
-      doc=_float_doc("Elementwise hyperbolic cosine", "CoshBackward0", "The derivative is ``grad * sinh(x)``."))
-unary("asinh", _float_unary(np.arcsinh, errors=True), in_place=False,
-      self=lambda F, grad, self: grad * F.rsqrt(F.add_scalar(F.pow(self, 2), 1)),
-      doc=_float_doc("Elementwise inverse hyperbolic sine", "AsinhBackward0",
-                     "The derivative is ``grad * (x**2 + 1).rsqrt()``."))
-unary("acosh", _float_unary(np.arccosh, errors=True), in_place=False,
-      self=lambda F, grad, self: grad * F.rsqrt(F.sub_scalar(self * self, 1)),
-      doc=_float_doc("Elementwise inverse hyperbolic cosine", "AcoshBackward0",
-                     "Below 1 the value is nan. The derivative is ``grad * (x*x - 1).rsqrt()``."))
-unary("atanh", _float_unary(np.arctanh, errors=True), in_place=False,
-      self=lambda F, grad, self: F.mul_scalar(grad, 1) / F.sub(_wrapped(F, 1, self), F.pow(self, 2)),
-      doc=_float_doc("Elementwise inverse hyperbolic tangent", "AtanhBackward0",
-                     "atanh(+-1) is +-inf and outside [-1, 1] nan. The derivative is ``grad * 1 / (1 - x**2)``."))
+    doc=_float_doc(
+        "Elementwise 1 / sqrt(x)",
+        "RsqrtBackward0",
+        "rsqrt(0) is inf and rsqrt of a negative number nan. The derivative is "
+        "``-0.5 * grad * result.pow(3)``, from the saved result.",
+    ),
+)
+unary(
+    "expm1",
+    _float_unary(np.expm1, errors=True),
+    node="Expm1Backward0",
+    self=lambda F, grad, result: grad * F.add_scalar(result, 1),
+    doc=_float_doc(
+        "Elementwise e**x - 1, accurate for small x where ``exp(x) - 1`` rounds to 0",
+        "Expm1Backward0",
+        "The derivative is ``grad * (result + 1)``, from the saved result.",
+    ),
+)
+unary(
+    "tan",
+    _float_unary(np.tan, errors=True),
+    self=lambda F, grad, result: grad * F.add_scalar(F.pow(result, 2), 1),
+    doc=_float_doc("Elementwise tangent", "TanBackward0", "The derivative is ``grad * (1 + result**2)``."),
+)
+unary(
+    "asin",
+    _float_unary(np.arcsin, errors=True),
+    self=lambda F, grad, self: grad * F.rsqrt(F.add_scalar(-self * self, 1)),
+    doc=_float_doc(
+        "Elementwise arcsine",
+        "AsinBackward0",
+        "Outside [-1, 1] the value is nan. The derivative is ``grad * (1 - x*x).rsqrt()`` (inf at x = +-1).",
+    ),
+)
+unary(
+    "acos",
+    _float_unary(np.arccos, errors=True),
+    self=lambda F, grad, self: grad * -F.rsqrt(F.add_scalar(-self * self, 1)),
+    doc=_float_doc(
+        "Elementwise arccosine",
+        "AcosBackward0",
+        "Outside [-1, 1] the value is nan. The derivative is ``grad * -(1 - x*x).rsqrt()``.",
+    ),
+)
+unary(
+    "atan",
+    _float_unary(np.arctan, errors=True),
+    self=lambda F, grad, self: grad / F.add_scalar(self * self, 1),
+    doc=_float_doc("Elementwise arctangent", "AtanBackward0", "The derivative is ``grad / (x*x + 1)``."),
+)
+unary(
+    "sinh",
+    _float_unary(np.sinh, errors=True),
+    self=lambda F, grad, self: grad * F.cosh(self),
+    doc=_float_doc("Elementwise hyperbolic sine", "SinhBackward0", "The derivative is ``grad * cosh(x)``."),
+)
+unary(
+    "cosh",
+    _float_unary(np.cosh, errors=True),
+    self=lambda F, grad, self: grad * F.sinh(self),
+    doc=_float_doc("Elementwise hyperbolic cosine", "CoshBackward0", "The derivative is ``grad * sinh(x)``."),
+)
+unary(
+    "asinh",
+    _float_unary(np.arcsinh, errors=True),
+    in_place=False,
+    self=lambda F, grad, self: grad * F.rsqrt(F.add_scalar(F.pow(self, 2), 1)),
+    doc=_float_doc(
+        "Elementwise inverse hyperbolic sine", "AsinhBackward0", "The derivative is ``grad * (x**2 + 1).rsqrt()``."
+    ),
+)
+unary(
+    "acosh",
+    _float_unary(np.arccosh, errors=True),
+    in_place=False,
+    self=lambda F, grad, self: grad * F.rsqrt(F.sub_scalar(self * self, 1)),
+    doc=_float_doc(
+        "Elementwise inverse hyperbolic cosine",
+        "AcoshBackward0",
+        "Below 1 the value is nan. The derivative is ``grad * (x*x - 1).rsqrt()``.",
+    ),
+)
+unary(
+    "atanh",
+    _float_unary(np.arctanh, errors=True),
+    in_place=False,
+    self=lambda F, grad, self: F.mul_scalar(grad, 1) / F.sub(_wrapped(F, 1, self), F.pow(self, 2)),
+    doc=_float_doc(
+        "Elementwise inverse hyperbolic tangent",
+        "AtanhBackward0",
+        "atanh(+-1) is +-inf and outside [-1, 1] nan. The derivative is ``grad * 1 / (1 - x**2)``.",
+    ),
+)
+
+
 def _inplace_not_differentiable(name, np_fn):
     """``asinh_``/``acosh_``/``atanh_``: PyTorch records ``AsinhBackward1`` (...), whose backward raises
     NotImplementedError "the derivative for 'inplace version of asinh' is not implemented."."""
+
     def formula(F, grad):
         raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
+
     spec = defop(name + "_", _float_unary(np_fn, errors=True), node=f"{_camel_name(name)}Backward1", self=formula)
 
     def op_(self):
         return inplace(self, spec, (self,))
+
     op_.__name__ = op_.__qualname__ = name + "_"
-    op_.__doc__ = (f"In-place :meth:`{name}`. As in PyTorch, the recorded node (``{spec.node_cls.__name__}``) has no "
-                   "derivative: backward through it raises NotImplementedError.")
+    op_.__doc__ = (
+        f"In-place :meth:`{name}`. As in PyTorch, the recorded node (``{spec.node_cls.__name__}``) has no "
+        "derivative: backward through it raises NotImplementedError."
+    )
     public(name + "_", function=False)(op_)
     return spec
 
@@ -321,21 +484,45 @@ for _name, _fn in (("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.ar
     _inplace_not_differentiable(_name, _fn)
 
 
-unary("erf", _float_unary(_erf_array, errors=True),
-      self=lambda F, grad, self: F.mul_scalar(F.exp(-F.pow(self, 2)), _TWO_OVER_SQRT_PI) * grad,
-      doc=_float_doc("The error function, 2/sqrt(pi) times the integral of exp(-t**2) from 0 to x", "ErfBackward0",
-                     "The derivative is ``2 / sqrt(pi) * exp(-x**2) * grad``."))
-unary("exp2", _float_unary(np.exp2, errors=True), node="Exp2Backward0",
-      self=lambda F, grad, result: F.mul_scalar(grad * result, _LN2),
-      doc=_float_doc("Elementwise 2**x", "Exp2Backward0", "The derivative is ``grad * result * ln(2)``."))
-unary("log2", _float_unary(np.log2, errors=True), node="Log2Backward0",
-      self=lambda F, grad, self: grad / F.mul_scalar(self, _LN2),
-      doc=_float_doc("Elementwise base-2 logarithm", "Log2Backward0",
-                     "log2(0) is -inf and of a negative number nan. The derivative is ``grad / (x * ln(2))``."))
-unary("log10", _float_unary(np.log10, errors=True), node="Log10Backward0",
-      self=lambda F, grad, self: grad / F.mul_scalar(self, _LN10),
-      doc=_float_doc("Elementwise base-10 logarithm", "Log10Backward0",
-                     "log10(0) is -inf and of a negative number nan. The derivative is ``grad / (x * ln(10))``."))
+unary(
+    "erf",
+    _float_unary(_erf_array, errors=True),
+    self=lambda F, grad, self: F.mul_scalar(F.exp(-F.pow(self, 2)), _TWO_OVER_SQRT_PI) * grad,
+    doc=_float_doc(
+        "The error function, 2/sqrt(pi) times the integral of exp(-t**2) from 0 to x",
+        "ErfBackward0",
+        "The derivative is ``2 / sqrt(pi) * exp(-x**2) * grad``.",
+    ),
+)
+unary(
+    "exp2",
+    _float_unary(np.exp2, errors=True),
+    node="Exp2Backward0",
+    self=lambda F, grad, result: F.mul_scalar(grad * result, _LN2),
+    doc=_float_doc("Elementwise 2**x", "Exp2Backward0", "The derivative is ``grad * result * ln(2)``."),
+)
+unary(
+    "log2",
+    _float_unary(np.log2, errors=True),
+    node="Log2Backward0",
+    self=lambda F, grad, self: grad / F.mul_scalar(self, _LN2),
+    doc=_float_doc(
+        "Elementwise base-2 logarithm",
+        "Log2Backward0",
+        "log2(0) is -inf and of a negative number nan. The derivative is ``grad / (x * ln(2))``.",
+    ),
+)
+unary(
+    "log10",
+    _float_unary(np.log10, errors=True),
+    node="Log10Backward0",
+    self=lambda F, grad, self: grad / F.mul_scalar(self, _LN10),
+    doc=_float_doc(
+        "Elementwise base-10 logarithm",
+        "Log10Backward0",
+        "log10(0) is -inf and of a negative number nan. The derivative is ``grad / (x * ln(10))``.",
+    ),
+)
 
 
 def alias(name, spec, target, inplace_spec=None):
@@ -365,9 +552,18 @@ def alias(name, spec, target, inplace_spec=None):
 
 def _install_aliases():
     from ._registry import SPECS
-    for name, target in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
-                         ("arccos", "acos"), ("arctan", "atan"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
-                         ("arctanh", "atanh")):
+
+    for name, target in (
+        ("negative", "neg"),
+        ("absolute", "abs"),
+        ("fix", "trunc"),
+        ("arcsin", "asin"),
+        ("arccos", "acos"),
+        ("arctan", "atan"),
+        ("arcsinh", "asinh"),
+        ("arccosh", "acosh"),
+        ("arctanh", "atanh"),
+    ):
         alias(name, SPECS[target], target, SPECS.get(target + "_"))
 
 
@@ -383,9 +579,14 @@ def _fmod(self, other):
 
 
 fmod_spec = defop("fmod", _fmod, node="FmodBackward0", self=lambda F, grad: grad)
-fmod_tensor_spec = defop("fmod_tensor", _fmod, inputs=("self", "other"), node="FmodBackward1",
-                         self=lambda F, grad: grad,
-                         other=lambda F, grad, self, other: -grad * F.div_mode(self, other, "trunc"))
+fmod_tensor_spec = defop(
+    "fmod_tensor",
+    _fmod,
+    inputs=("self", "other"),
+    node="FmodBackward1",
+    self=lambda F, grad: grad,
+    other=lambda F, grad, self, other: -grad * F.div_mode(self, other, "trunc"),
+)
 
 
 @public("fmod")
@@ -416,6 +617,7 @@ def _float_binary(np_fn, name, ints=True):
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.word(a.dtype)}'")
             a, b = to_float(a), to_float(b)
         return as_array(np_fn(a, b))
+
     return forward
 
 
@@ -423,15 +625,19 @@ def _atan2_backward(F, grad, self, other, grad_input_mask):
     """PyTorch's atan2_backward: where self**2 + other**2 is 0 (or underflows) the gradient is 0."""
     recip = F.reciprocal(self * self + other * other)
     recip = F.masked_fill(recip, recip == np.inf, 0)
-    return (grad * other * recip if grad_input_mask[0] else None,
-            grad * -self * recip if grad_input_mask[1] else None)
+    return (grad * other * recip if grad_input_mask[0] else None, grad * -self * recip if grad_input_mask[1] else None)
 
 
-atan2_spec = defop("atan2", _float_binary(np.arctan2, "atan2"), inputs=("self", "other"),
-                   **{"self, other": _atan2_backward})
-hypot_spec = defop("hypot", _float_binary(np.hypot, "hypot", ints=False), inputs=("self", "other"),
-                   self=lambda F, grad, self, result: grad * self / result,
-                   other=lambda F, grad, other, result: grad * other / result)
+atan2_spec = defop(
+    "atan2", _float_binary(np.arctan2, "atan2"), inputs=("self", "other"), **{"self, other": _atan2_backward}
+)
+hypot_spec = defop(
+    "hypot",
+    _float_binary(np.hypot, "hypot", ints=False),
+    inputs=("self", "other"),
+    self=lambda F, grad, self, result: grad * self / result,
+    other=lambda F, grad, other, result: grad * other / result,
+)
 
 
 def _two_tensors(name, spec, doc):
@@ -452,22 +658,26 @@ def _two_tensors(name, spec, doc):
 
 
 _atan2, _atan2_ = _two_tensors(
-    "atan2", atan2_spec,
+    "atan2",
+    atan2_spec,
     """The angle of the point (other, input), ``atan(input / other)`` in the right quadrant, in (-pi, pi]
     (``Atan2Backward0``).
 
     Both arguments are tensors that broadcast together; integers give the default float dtype, mixed float
     dtypes promote. d/dinput is ``other / (input**2 + other**2)``, d/dother ``-input / (input**2 + other**2)``,
-    and both are 0 where ``input**2 + other**2`` is 0, as in PyTorch. A number as ``other`` raises TypeError.""")
+    and both are 0 where ``input**2 + other**2`` is 0, as in PyTorch. A number as ``other`` raises TypeError.""",
+)
 public("atan2", "arctan2")(_atan2)
 public("atan2_", "arctan2_", function=False)(_atan2_)
 _hypot, _hypot_ = _two_tensors(
-    "hypot", hypot_spec,
+    "hypot",
+    hypot_spec,
     """``sqrt(input**2 + other**2)`` elementwise without overflow (``HypotBackward0``).
 
     Both arguments are float tensors that broadcast together; integer ones raise NotImplementedError
     (``"hypot_cpu" not implemented for 'Long'``), a number as ``other`` TypeError. d/dinput is ``input / result``,
-    d/dother ``other / result`` (nan at the origin, as in PyTorch).""")
+    d/dother ``other / result`` (nan at the origin, as in PyTorch).""",
+)
 public("hypot")(_hypot)
 public("hypot_", function=False)(_hypot_)
 
@@ -477,11 +687,13 @@ def _lerp_check(self, end, weight=None):
         kernel = "lerp_kernel_tensor" if weight is not None else "lerp_kernel_scalar"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.word(self.dtype)}'")
     if end.dtype != self.dtype:
-        raise RuntimeError(f"expected dtype {_dtype.ctype(self.dtype)} for `end` but got dtype "
-                           f"{_dtype.ctype(end.dtype)}")
+        raise RuntimeError(
+            f"expected dtype {_dtype.ctype(self.dtype)} for `end` but got dtype {_dtype.ctype(end.dtype)}"
+        )
     if weight is not None and weight.ndim and weight.dtype != self.dtype:
-        raise RuntimeError(f"expected dtype {_dtype.ctype(self.dtype)} for `weight` but got dtype "
-                           f"{_dtype.ctype(weight.dtype)}")
+        raise RuntimeError(
+            f"expected dtype {_dtype.ctype(self.dtype)} for `weight` but got dtype {_dtype.ctype(weight.dtype)}"
+        )
     broadcast_shapes(self.shape, end.shape, *(() if weight is None else (weight.shape,)))
 
 
@@ -504,13 +716,23 @@ def _lerp_tensor(self, end, weight):
     return as_array(_lerp_values(array_module(self), self, end, w).astype(self.dtype, copy=False))
 
 
-lerp_spec = defop("lerp", _lerp, inputs=("self", "end"), node="LerpBackward0",
-                  self=lambda F, grad, weight: F.mul_scalar(grad, 1 - weight),
-                  end=lambda F, grad, weight: F.mul_scalar(grad, weight))
-lerp_tensor_spec = defop("lerp_tensor", _lerp_tensor, inputs=("self", "end", "weight"), node="LerpBackward1",
-                         self=lambda F, grad, weight: grad * F.sub(_wrapped(F, 1, weight), weight),
-                         end=lambda F, grad, weight: grad * weight,
-                         weight=lambda F, grad, self, end: grad * (end - self))
+lerp_spec = defop(
+    "lerp",
+    _lerp,
+    inputs=("self", "end"),
+    node="LerpBackward0",
+    self=lambda F, grad, weight: F.mul_scalar(grad, 1 - weight),
+    end=lambda F, grad, weight: F.mul_scalar(grad, weight),
+)
+lerp_tensor_spec = defop(
+    "lerp_tensor",
+    _lerp_tensor,
+    inputs=("self", "end", "weight"),
+    node="LerpBackward1",
+    self=lambda F, grad, weight: grad * F.sub(_wrapped(F, 1, weight), weight),
+    end=lambda F, grad, weight: grad * weight,
+    weight=lambda F, grad, self, end: grad * (end - self),
+)
 
 
 @public("lerp")
@@ -556,7 +778,8 @@ ADDCDIV_INT_MESSAGE = (
     "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
     "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
     "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
-    "tensor2), for all dtypes.")
+    "tensor2), for all dtypes."
+)
 
 
 def _addcdiv(self, tensor1, tensor2, value=1):
@@ -567,15 +790,22 @@ def _addcdiv(self, tensor1, tensor2, value=1):
     return as_array((a + a.dtype.type(value) * t1 / t2).astype(a.dtype, copy=False))
 
 
-addcmul_spec = defop("addcmul", _addcmul, inputs=("self", "tensor1", "tensor2"),
-                     self=lambda F, grad: grad,
-                     tensor1=lambda F, grad, tensor2, value: grad * F.mul_scalar(tensor2, value),
-                     tensor2=lambda F, grad, tensor1, value: grad * F.mul_scalar(tensor1, value))
-addcdiv_spec = defop("addcdiv", _addcdiv, inputs=("self", "tensor1", "tensor2"),
-                     self=lambda F, grad: grad,
-                     tensor1=lambda F, grad, tensor2, value: grad * F.div(_wrapped(F, value, tensor2), tensor2),
-                     tensor2=lambda F, grad, tensor1, tensor2, value: -grad * (F.mul_scalar(tensor1, value)
-                                                                             / (tensor2 * tensor2)))
+addcmul_spec = defop(
+    "addcmul",
+    _addcmul,
+    inputs=("self", "tensor1", "tensor2"),
+    self=lambda F, grad: grad,
+    tensor1=lambda F, grad, tensor2, value: grad * F.mul_scalar(tensor2, value),
+    tensor2=lambda F, grad, tensor1, value: grad * F.mul_scalar(tensor1, value),
+)
+addcdiv_spec = defop(
+    "addcdiv",
+    _addcdiv,
+    inputs=("self", "tensor1", "tensor2"),
+    self=lambda F, grad: grad,
+    tensor1=lambda F, grad, tensor2, value: grad * F.div(_wrapped(F, value, tensor2), tensor2),
+    tensor2=lambda F, grad, tensor1, tensor2, value: -grad * (F.mul_scalar(tensor1, value) / (tensor2 * tensor2)),
+)
 
 
 def _addc(name, spec, formula, grads):
@@ -592,34 +822,51 @@ def _addc(name, spec, formula, grads):
 
     fn.__name__ = fn.__qualname__ = name
     op_.__name__ = op_.__qualname__ = name + "_"
-    fn.__doc__ = (f"``input + value * {formula}`` elementwise, in one op (``{spec.node_cls.__name__}``; the "
-                  "optimizers' update step).\n\n    The three tensors broadcast together, on one device; the result "
-                  "dtype is their promoted dtype, and ``value`` is cast to it (an integer result truncates a float "
-                  f"value). {grads}")
+    fn.__doc__ = (
+        f"``input + value * {formula}`` elementwise, in one op (``{spec.node_cls.__name__}``; the "
+        "optimizers' update step).\n\n    The three tensors broadcast together, on one device; the result "
+        "dtype is their promoted dtype, and ``value`` is cast to it (an integer result truncates a float "
+        f"value). {grads}"
+    )
     op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``)."
     public(name)(fn)
     public(name + "_", function=False)(op_)
 
 
-_addc("addcmul", addcmul_spec, "tensor1 * tensor2",
-      "d/dinput is 1, d/dtensor1 ``value * tensor2``, d/dtensor2 ``value * tensor1``.")
-_addc("addcdiv", addcdiv_spec, "tensor1 / tensor2",
-      "d/dinput is 1, d/dtensor1 ``value / tensor2``, d/dtensor2 ``-value * tensor1 / tensor2**2``. Integer "
-      "``tensor1`` and ``tensor2`` raise RuntimeError (\"Integer division with addcdiv is no longer supported\"), "
-      "as in PyTorch.")
+_addc(
+    "addcmul",
+    addcmul_spec,
+    "tensor1 * tensor2",
+    "d/dinput is 1, d/dtensor1 ``value * tensor2``, d/dtensor2 ``value * tensor1``.",
+)
+_addc(
+    "addcdiv",
+    addcdiv_spec,
+    "tensor1 / tensor2",
+    "d/dinput is 1, d/dtensor1 ``value / tensor2``, d/dtensor2 ``-value * tensor1 / tensor2**2``. Integer "
+    '``tensor1`` and ``tensor2`` raise RuntimeError ("Integer division with addcdiv is no longer supported"), '
+    "as in PyTorch.",
+)
 
 
 def _rsub_tensor(self, other, alpha=1):
     a, b = prep(self, other)
     if a.dtype.kind == "b":
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
     return as_array(b - a if alpha == 1 else b - alpha * a)
 
 
-rsub_tensor_spec = defop("rsub_tensor", _rsub_tensor, inputs=("self", "other"), node="RsubBackward0",
-                         self=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha),
-                         other=lambda F, grad: grad)
+rsub_tensor_spec = defop(
+    "rsub_tensor",
+    _rsub_tensor,
+    inputs=("self", "other"),
+    node="RsubBackward0",
+    self=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha),
+    other=lambda F, grad: grad,
+)
 
 
 @public("rsub", method=False)
@@ -652,9 +899,15 @@ def _threshold_backward(grad_output, self, threshold):
     return out.view(grad_output.dtype)
 
 
-defop("threshold_backward", _threshold_backward, inputs=("grad_output", "self"),
-      grad_output=lambda F, grad, self, threshold: F.threshold_backward(grad, self, threshold),
-      self=lambda F, grad: F.zeros_like(grad))
+defop(
+    "threshold_backward",
+    _threshold_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self, threshold: F.threshold_backward(grad, self, threshold),
+    self=lambda F, grad: F.zeros_like(grad),
+)
+
+
 def _tanh_backward(grad_output, output):
     """``grad_output * (1 - output**2)``, in one temporary."""
     if not output.ndim or output.dtype != grad_output.dtype or output.shape != grad_output.shape:
@@ -677,14 +930,20 @@ def _sigmoid_backward(grad_output, output):
     return t
 
 
-defop("tanh_backward", _tanh_backward,
-      inputs=("grad_output", "output"),
-      grad_output=lambda F, grad, output: F.tanh_backward(grad, output),
-      output=lambda F, grad, output, grad_output: grad * (F.mul_scalar(output, -2) * grad_output))
-defop("sigmoid_backward", _sigmoid_backward,
-      inputs=("grad_output", "output"),
-      grad_output=lambda F, grad, output: F.sigmoid_backward(grad, output),
-      output=lambda F, grad, output, grad_output: grad * grad_output * F.add_scalar(F.mul_scalar(output, -2), 1))
+defop(
+    "tanh_backward",
+    _tanh_backward,
+    inputs=("grad_output", "output"),
+    grad_output=lambda F, grad, output: F.tanh_backward(grad, output),
+    output=lambda F, grad, output, grad_output: grad * (F.mul_scalar(output, -2) * grad_output),
+)
+defop(
+    "sigmoid_backward",
+    _sigmoid_backward,
+    inputs=("grad_output", "output"),
+    grad_output=lambda F, grad, output: F.sigmoid_backward(grad, output),
+    output=lambda F, grad, output, grad_output: grad * grad_output * F.add_scalar(F.mul_scalar(output, -2), 1),
+)
 
 
 # -- clamp -------------------------------------------------------------------------------------------------------
@@ -749,23 +1008,46 @@ def _clamp_min_max_backward(F, grad, self, min, max, grad_input_mask):
     return g_min, g_max
 
 
-clamp_spec = defop("clamp", _clamp, node="ClampBackward1",
-                   self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0))
-clamp_tensor_spec = defop("clamp_tensor", _clamp_tensor, inputs=("self", "min", "max"), node="ClampBackward0",
-                          self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0),
-                          **{"min, max": _clamp_min_max_backward})
-clamp_min_spec = defop("clamp_min", lambda self, min: _clamp(self, min, None),
-                       self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0))
-clamp_max_spec = defop("clamp_max", lambda self, max: _clamp(self, None, max),
-                       self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0))
-clamp_min_tensor_spec = defop("clamp_min_tensor", lambda self, min: _clamp_tensor(self, min, None),
-                              inputs=("self", "min"), node="ClampMinBackward1",
-                              self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
-                              min=lambda F, grad, self, min: F.where(self < min, grad, 0.0))
-clamp_max_tensor_spec = defop("clamp_max_tensor", lambda self, max: _clamp_tensor(self, None, max),
-                              inputs=("self", "max"), node="ClampMaxBackward1",
-                              self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0),
-                              max=lambda F, grad, self, max: F.where(self > max, grad, 0.0))
+clamp_spec = defop(
+    "clamp",
+    _clamp,
+    node="ClampBackward1",
+    self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0),
+)
+clamp_tensor_spec = defop(
+    "clamp_tensor",
+    _clamp_tensor,
+    inputs=("self", "min", "max"),
+    node="ClampBackward0",
+    self=lambda F, grad, self, min, max: F.where(_clamp_mask(self, min, max), grad, 0.0),
+    **{"min, max": _clamp_min_max_backward},
+)
+clamp_min_spec = defop(
+    "clamp_min",
+    lambda self, min: _clamp(self, min, None),
+    self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
+)
+clamp_max_spec = defop(
+    "clamp_max",
+    lambda self, max: _clamp(self, None, max),
+    self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0),
+)
+clamp_min_tensor_spec = defop(
+    "clamp_min_tensor",
+    lambda self, min: _clamp_tensor(self, min, None),
+    inputs=("self", "min"),
+    node="ClampMinBackward1",
+    self=lambda F, grad, self, min: F.where(self >= min, grad, 0.0),
+    min=lambda F, grad, self, min: F.where(self < min, grad, 0.0),
+)
+clamp_max_tensor_spec = defop(
+    "clamp_max_tensor",
+    lambda self, max: _clamp_tensor(self, None, max),
+    inputs=("self", "max"),
+    node="ClampMaxBackward1",
+    self=lambda F, grad, self, max: F.where(self <= max, grad, 0.0),
+    max=lambda F, grad, self, max: F.where(self > max, grad, 0.0),
+)
 
 
 def _clamp_args(min, max):
@@ -778,11 +1060,14 @@ def _clamp_args(min, max):
     for b, name in ((min, "min"), (max, "max")):
         if isinstance(b, Tensor):
             if b._data.ndim or b._requires_grad:
-                got = ", ".join(["Tensor"] + [type(v).__name__ if not isinstance(v, Tensor) else "Tensor"
-                                              for v in (min, max)])
-                raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but expected "
-                                "one of: (Tensor input, Tensor min = None, Tensor max = None) or (Tensor input, "
-                                "Number min = None, Number max = None)")
+                got = ", ".join(
+                    ["Tensor"] + [type(v).__name__ if not isinstance(v, Tensor) else "Tensor" for v in (min, max)]
+                )
+                raise TypeError(
+                    f"clamp() received an invalid combination of arguments - got ({got}), but expected "
+                    "one of: (Tensor input, Tensor min = None, Tensor max = None) or (Tensor input, "
+                    "Number min = None, Number max = None)"
+                )
             b = b.item()
         bounds.append(None if b is None else operand(b, "clamp", name))
     return clamp_spec, bounds
@@ -831,13 +1116,15 @@ def _one_sided(name, scalar_spec, tensor_spec, self, bound, op=apply):
 
 def _one_sided_doc(name, scalar_spec, tensor_spec):
     side = "below" if name == "clamp_min" else "above"
-    return (f"``clamp({name[6:]}=bound)``: values limited from {side} by a number "
-            f"(``{scalar_spec.node_cls.__name__}``) or a tensor broadcast against ``input`` "
-            f"(``{tensor_spec.node_cls.__name__}``, which also passes the gradient to the bound where it is the "
-            "result).\n\n    The gradient passes to ``input`` where it is kept (ties included). Same shape as the "
-            "broadcast of ``input`` and the bound, the promoted dtype (a float bound on an integer tensor gives the "
-            "default float dtype); NaN in either gives NaN, as in PyTorch. Raises TypeError for a bound that is "
-            "neither a number nor a tensor, NotImplementedError for a bool input with a number bound.")
+    return (
+        f"``clamp({name[6:]}=bound)``: values limited from {side} by a number "
+        f"(``{scalar_spec.node_cls.__name__}``) or a tensor broadcast against ``input`` "
+        f"(``{tensor_spec.node_cls.__name__}``, which also passes the gradient to the bound where it is the "
+        "result).\n\n    The gradient passes to ``input`` where it is kept (ties included). Same shape as the "
+        "broadcast of ``input`` and the bound, the promoted dtype (a float bound on an integer tensor gives the "
+        "default float dtype); NaN in either gives NaN, as in PyTorch. Raises TypeError for a bound that is "
+        "neither a number nor a tensor, NotImplementedError for a bool input with a number bound."
+    )
 
 
 @public("clamp_min")
@@ -879,11 +1166,15 @@ def _sub_check(a, b) -> None:
     ba = a.dtype.kind == "b" if hasattr(a, "dtype") else isinstance(a, bool)
     bb = b.dtype.kind == "b" if hasattr(b, "dtype") else isinstance(b, bool)
     if ba and bb:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
     if ba or bb:
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        )
 
 
 def _sub(self, other, alpha=1):
@@ -907,12 +1198,20 @@ def _div(self, other):
     return as_array(a / b)
 
 
-add_spec = defop("add", _add, inputs=("self", "other"),
-                 self=lambda F, grad: grad,
-                 other=lambda F, grad, alpha: grad if alpha == 1 else F.mul_scalar(grad, alpha))
-sub_spec = defop("sub", _sub, inputs=("self", "other"),
-                 self=lambda F, grad: grad,
-                 other=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha))
+add_spec = defop(
+    "add",
+    _add,
+    inputs=("self", "other"),
+    self=lambda F, grad: grad,
+    other=lambda F, grad, alpha: grad if alpha == 1 else F.mul_scalar(grad, alpha),
+)
+sub_spec = defop(
+    "sub",
+    _sub,
+    inputs=("self", "other"),
+    self=lambda F, grad: grad,
+    other=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha),
+)
 
 
 def _rsub(self, other, alpha=1):
@@ -921,27 +1220,37 @@ def _rsub(self, other, alpha=1):
     return as_array(b - a if alpha == 1 else b - alpha * a)
 
 
-rsub_spec = defop("rsub", _rsub, node="RsubBackward1",
-                  self=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha))
-mul_spec = defop("mul", _mul, inputs=("self", "other"),
-                 self=lambda F, grad, other: grad * other,
-                 other=lambda F, grad, self: grad * self)
-div_spec = defop("div", _div, inputs=("self", "other"),
-                 self=lambda F, grad, other: grad / other,
-                 other=lambda F, grad, self, other: -grad * ((self / other) / other))
+rsub_spec = defop(
+    "rsub", _rsub, node="RsubBackward1", self=lambda F, grad, alpha: -grad if alpha == 1 else F.mul_scalar(-grad, alpha)
+)
+mul_spec = defop(
+    "mul",
+    _mul,
+    inputs=("self", "other"),
+    self=lambda F, grad, other: grad * other,
+    other=lambda F, grad, self: grad * self,
+)
+div_spec = defop(
+    "div",
+    _div,
+    inputs=("self", "other"),
+    self=lambda F, grad, other: grad / other,
+    other=lambda F, grad, self, other: -grad * ((self / other) / other),
+)
 
 
 def _check_int_divisor(b) -> None:
     """PyTorch's error for an integer division by zero (NumPy would give 0 with a warning)."""
-    if (array_module(b).any(b == 0) if hasattr(b, "dtype") else b == 0):
+    if array_module(b).any(b == 0) if hasattr(b, "dtype") else b == 0:
         raise RuntimeError("ZeroDivisionError")
 
 
 def _div_mode(self, other, rounding_mode):
     a, b = prep(self, other)
     if rounding_mode not in ("floor", "trunc"):
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                         f"'{rounding_mode}'")
+        raise ValueError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+        )
     kind = a.dtype.kind
     if kind == "b":
         raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
@@ -958,9 +1267,14 @@ def _div_mode(self, other, rounding_mode):
     return as_array(xp.trunc(q))
 
 
-div_mode_spec = defop("div_mode", _div_mode, inputs=("self", "other"), node="DivBackward2",
-                      self=lambda F, grad: F.zeros_like(grad),
-                      other=lambda F, grad: F.zeros_like(grad))
+div_mode_spec = defop(
+    "div_mode",
+    _div_mode,
+    inputs=("self", "other"),
+    node="DivBackward2",
+    self=lambda F, grad: F.zeros_like(grad),
+    other=lambda F, grad: F.zeros_like(grad),
+)
 
 
 def _remainder(self, other):
@@ -984,36 +1298,67 @@ def _remainder(self, other):
 
 def _number_first(fn):
     """``fn(number, tensor)`` as a forward of the tensor: the number becomes a 0-d array of the result dtype."""
+
     def forward(other, self):
         return fn(array_module(other).asarray(self, dtype=result_type(other, self)), other)
+
     return forward
 
 
-remainder_spec = defop("remainder", _remainder, inputs=("self", "other"), node="RemainderBackward1",
-                       self=lambda F, grad: grad,
-                       other=lambda F, grad, self, other: -grad * F.div_mode(self, other, "floor"))
-remainder_scalar_spec = defop("remainder_scalar", lambda self, other: _remainder(self, other),
-                              node="RemainderBackward0", self=lambda F, grad: grad)
+remainder_spec = defop(
+    "remainder",
+    _remainder,
+    inputs=("self", "other"),
+    node="RemainderBackward1",
+    self=lambda F, grad: grad,
+    other=lambda F, grad, self, other: -grad * F.div_mode(self, other, "floor"),
+)
+remainder_scalar_spec = defop(
+    "remainder_scalar",
+    lambda self, other: _remainder(self, other),
+    node="RemainderBackward0",
+    self=lambda F, grad: grad,
+)
 
 
 def _not_implemented(name):
     def formula(F, grad):
         raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
     return formula
 
 
 # PyTorch records a node named ``NotImplemented`` for an op without a derivative (its backward raises), with an
 # edge for each tensor input: ``a // b`` has two, ``a // 2``, ``5 // a`` and ``5 % a`` one
 _NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
-floor_divide_spec = defop("floor_divide", lambda self, other: _div_mode(self, other, "floor"),
-                          inputs=("self", "other"), node=_NOT_IMPLEMENTED,
-                          self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"))
-floor_divide_scalar_spec = defop("floor_divide_scalar", lambda self, other: _div_mode(self, other, "floor"),
-                                 node=_NOT_IMPLEMENTED, self=_not_implemented("floor_divide"))
-rfloor_divide_spec = defop("rfloor_divide", _number_first(lambda a, b: _div_mode(a, b, "floor")),
-                           inputs=("other",), node=_NOT_IMPLEMENTED, other=_not_implemented("floor_divide"))
-rremainder_spec = defop("rremainder", _number_first(_remainder), inputs=("other",), node=_NOT_IMPLEMENTED,
-                        other=_not_implemented("remainder"))
+floor_divide_spec = defop(
+    "floor_divide",
+    lambda self, other: _div_mode(self, other, "floor"),
+    inputs=("self", "other"),
+    node=_NOT_IMPLEMENTED,
+    self=_not_implemented("floor_divide"),
+    other=_not_implemented("floor_divide"),
+)
+floor_divide_scalar_spec = defop(
+    "floor_divide_scalar",
+    lambda self, other: _div_mode(self, other, "floor"),
+    node=_NOT_IMPLEMENTED,
+    self=_not_implemented("floor_divide"),
+)
+rfloor_divide_spec = defop(
+    "rfloor_divide",
+    _number_first(lambda a, b: _div_mode(a, b, "floor")),
+    inputs=("other",),
+    node=_NOT_IMPLEMENTED,
+    other=_not_implemented("floor_divide"),
+)
+rremainder_spec = defop(
+    "rremainder",
+    _number_first(_remainder),
+    inputs=("other",),
+    node=_NOT_IMPLEMENTED,
+    other=_not_implemented("remainder"),
+)
 
 
 # -- powers -----------------------------------------------------------------------------------------------------
@@ -1031,7 +1376,7 @@ def _pow(self, exponent):
     if exponent == 2:
         return as_array(self * self)
     if self.dtype.kind != "f":
-        return as_array(self ** exponent)
+        return as_array(self**exponent)
     special = _POW_SPECIAL.get(exponent)
     if special is not None:  # PyTorch's kernel: sqrt, rsqrt, ... for these exponents ((-inf) ** 0.5 is nan)
         a = self.astype(np.float32) if self.dtype == np.float16 else self  # half: computed in float, rounded once
@@ -1039,8 +1384,13 @@ def _pow(self, exponent):
     return as_array(self ** self.dtype.type(exponent))
 
 
-_POW_SPECIAL = {0.5: lambda xp, a: xp.sqrt(a), -0.5: lambda xp, a: 1 / xp.sqrt(a), 3: lambda xp, a: a * a * a,
-                -1: lambda xp, a: 1 / a, -2: lambda xp, a: 1 / (a * a)}
+_POW_SPECIAL = {
+    0.5: lambda xp, a: xp.sqrt(a),
+    -0.5: lambda xp, a: 1 / xp.sqrt(a),
+    3: lambda xp, a: a * a * a,
+    -1: lambda xp, a: 1 / a,
+    -2: lambda xp, a: 1 / (a * a),
+}
 
 
 def _int_pow(a, b):
@@ -1049,7 +1399,7 @@ def _int_pow(a, b):
     xp = array_module(b if hasattr(b, "shape") else a)
     neg = b < 0
     if not xp.any(neg):
-        return as_array(a ** b)
+        return as_array(a**b)
     out = a ** xp.where(neg, 0, b)
     odd = (-b) % 2 == 1
     at_neg = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
@@ -1075,7 +1425,7 @@ def _c_pow(a, b):
     if not xp.any(neg):
         return as_array(r)
     a, b = xp.broadcast_arrays(a, b)
-    odd = (xp.abs(b) % 2 == 1)
+    odd = xp.abs(b) % 2 == 1
     big = (b > 0) == xp.isneginf(a)  # the magnitude is inf: -inf to a positive power, -0.0 to a negative one
     mag = xp.where(big, xp.inf, 0.0).astype(r.dtype)
     fixed = xp.where(odd, -mag, mag)
@@ -1094,11 +1444,17 @@ def _pow_tensor(self, exponent):
 
 
 pow_tensor_spec = defop(
-    "pow_tensor", _pow_tensor, inputs=("self", "exponent"), node="PowBackward1",
-    self=lambda F, grad, self, exponent: F.where(exponent == 0.0, 0.0,
-                                                 grad * (exponent * F.pow_tensor(self, F.sub_scalar(exponent, 1)))),
-    exponent=lambda F, grad, self, exponent, result: grad * F.where((self == 0.0) & (exponent >= 0.0), 0.0,
-                                                                    result * F.log(self)))
+    "pow_tensor",
+    _pow_tensor,
+    inputs=("self", "exponent"),
+    node="PowBackward1",
+    self=lambda F, grad, self, exponent: F.where(
+        exponent == 0.0, 0.0, grad * (exponent * F.pow_tensor(self, F.sub_scalar(exponent, 1)))
+    ),
+    exponent=lambda F, grad, self, exponent, result: (
+        grad * F.where((self == 0.0) & (exponent >= 0.0), 0.0, result * F.log(self))
+    ),
+)
 
 
 def _pow_scalar_base(exponent, self):
@@ -1118,8 +1474,9 @@ def _pow_base_backward(F, grad, self, exponent, result):
     return grad * F.mul_scalar(result, log_base)
 
 
-pow_base_spec = defop("pow_scalar_base", _pow_scalar_base, inputs=("exponent",), node="PowBackward2",
-                      exponent=_pow_base_backward)
+pow_base_spec = defop(
+    "pow_scalar_base", _pow_scalar_base, inputs=("exponent",), node="PowBackward2", exponent=_pow_base_backward
+)
 
 
 @public("pow")
@@ -1155,8 +1512,10 @@ def pow_(self, exponent):
 # -- where, maximum, minimum, masked_fill ------------------------------------------------------------------------
 def _where(condition, self, other):
     if condition.dtype.kind != "b":
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{_dtype.word(condition.dtype)}")
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_dtype.word(condition.dtype)}"
+        )
     xp = array_module(condition)
     if hasattr(self, "dtype") and hasattr(other, "dtype"):
         a, b = (self, other) if self.dtype == other.dtype else promote(self, other)
@@ -1170,9 +1529,14 @@ def _where(condition, self, other):
     return as_array(xp.where(condition, a, b))
 
 
-where_spec = defop("where", _where, inputs=("condition", "self", "other"), nondiff=("condition",),
-                   self=lambda F, grad, condition: F.where(condition, grad, 0.0),
-                   other=lambda F, grad, condition: F.where(condition, 0.0, grad))
+where_spec = defop(
+    "where",
+    _where,
+    inputs=("condition", "self", "other"),
+    nondiff=("condition",),
+    self=lambda F, grad, condition: F.where(condition, grad, 0.0),
+    other=lambda F, grad, condition: F.where(condition, 0.0, grad),
+)
 
 
 @public("where", function=False)
@@ -1209,21 +1573,32 @@ def _extremum(np_fn):
     def forward(self, other):
         a, b = prep(self, other)
         return as_array(np_fn(b, a))  # PyTorch keeps self on a tie (-0.0 and 0.0); NumPy its second operand
+
     return forward
 
 
 maximum_spec = defop(
-    "maximum", _extremum(np.maximum), inputs=("self", "other"),
-    self=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
-                                                    self < other, 0),
-    other=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
-                                                     self > other, 0))
+    "maximum",
+    _extremum(np.maximum),
+    inputs=("self", "other"),
+    self=lambda F, grad, self, other: F.masked_fill(
+        F.where(self == other, F.div_scalar(grad, 2), grad), self < other, 0
+    ),
+    other=lambda F, grad, self, other: F.masked_fill(
+        F.where(self == other, F.div_scalar(grad, 2), grad), self > other, 0
+    ),
+)
 minimum_spec = defop(
-    "minimum", _extremum(np.minimum), inputs=("self", "other"),
-    self=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
-                                                    self > other, 0),
-    other=lambda F, grad, self, other: F.masked_fill(F.where(self == other, F.div_scalar(grad, 2), grad),
-                                                     self < other, 0))
+    "minimum",
+    _extremum(np.minimum),
+    inputs=("self", "other"),
+    self=lambda F, grad, self, other: F.masked_fill(
+        F.where(self == other, F.div_scalar(grad, 2), grad), self > other, 0
+    ),
+    other=lambda F, grad, self, other: F.masked_fill(
+        F.where(self == other, F.div_scalar(grad, 2), grad), self < other, 0
+    ),
+)
 
 
 @public("maximum")
@@ -1244,26 +1619,36 @@ def minimum(input, other):
 
 def _masked_fill(self, mask, value):
     if mask.dtype.kind != "b":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.ctype(mask.dtype)}")
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {_dtype.ctype(mask.dtype)}"
+        )
     xp = array_module(self)
     v = value if not hasattr(value, "dtype") else value.astype(self.dtype)
     return as_array(xp.where(mask, self.dtype.type(v) if not hasattr(v, "dtype") else v, self))
 
 
-masked_fill_spec = defop("masked_fill", lambda self, mask, value: _masked_fill(self, mask, value),
-                         inputs=("self", "mask"), nondiff=("mask",), node="MaskedFillBackward0",
-                         self=lambda F, grad, mask: F.masked_fill(grad, mask, 0))
+masked_fill_spec = defop(
+    "masked_fill",
+    lambda self, mask, value: _masked_fill(self, mask, value),
+    inputs=("self", "mask"),
+    nondiff=("mask",),
+    node="MaskedFillBackward0",
+    self=lambda F, grad, mask: F.masked_fill(grad, mask, 0),
+)
 masked_fill_tensor_spec = defop(
-    "masked_fill_tensor", _masked_fill, inputs=("self", "mask", "value"), nondiff=("mask",),
+    "masked_fill_tensor",
+    _masked_fill,
+    inputs=("self", "mask", "value"),
+    nondiff=("mask",),
     node="MaskedFillBackward1",
     self=lambda F, grad, mask: F.masked_fill(grad, mask, 0),
-    value=lambda F, grad, mask: F.sum(F.masked_select(grad, mask)))
+    value=lambda F, grad, mask: F.sum(F.masked_select(grad, mask)),
+)
 
 
 def _masked_select(self, mask):
     if mask.dtype.kind != "b":
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     xp = array_module(self)
     a, m = xp.broadcast_arrays(self, mask)
     return as_array(a[m])
@@ -1271,8 +1656,9 @@ def _masked_select(self, mask):
 
 def _masked_scatter(self, mask, source):
     if mask.dtype.kind != "b":
-        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.word(mask.dtype)}")
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {_dtype.word(mask.dtype)}"
+        )
     xp = array_module(self)
     out = self.copy()
     m = xp.broadcast_to(mask, self.shape)
@@ -1287,20 +1673,34 @@ def _masked_scatter_backward(grad_output, mask, sizes):
     xp = array_module(grad_output)
     sel = grad_output[xp.broadcast_to(mask, grad_output.shape)]
     out = xp.zeros(int(np.prod(sizes)), dtype=grad_output.dtype)
-    out[:sel.size] = sel
+    out[: sel.size] = sel
     return out.reshape(sizes)
 
 
-masked_select_spec = defop("masked_select", _masked_select, inputs=("self", "mask"), nondiff=("mask",),
-                           self=lambda F, grad, self_sym_sizes, mask: F.masked_scatter(
-                               F.new_zeros(self_sym_sizes, grad), mask, grad))
+masked_select_spec = defop(
+    "masked_select",
+    _masked_select,
+    inputs=("self", "mask"),
+    nondiff=("mask",),
+    self=lambda F, grad, self_sym_sizes, mask: F.masked_scatter(F.new_zeros(self_sym_sizes, grad), mask, grad),
+)
 masked_scatter_spec = defop(
-    "masked_scatter", _masked_scatter, inputs=("self", "mask", "source"), nondiff=("mask",),
+    "masked_scatter",
+    _masked_scatter,
+    inputs=("self", "mask", "source"),
+    nondiff=("mask",),
     self=lambda F, grad, mask: F.masked_fill(grad, mask, 0),
-    source=lambda F, grad, mask, source_sym_sizes: F.masked_scatter_backward(grad, mask, source_sym_sizes))
-defop("masked_scatter_backward", _masked_scatter_backward, inputs=("grad_output", "mask"), nondiff=("mask",),
-      grad_output=lambda F, grad, mask, grad_output_sym_sizes: F.masked_scatter(
-          F.new_zeros(grad_output_sym_sizes, grad), mask, grad))
+    source=lambda F, grad, mask, source_sym_sizes: F.masked_scatter_backward(grad, mask, source_sym_sizes),
+)
+defop(
+    "masked_scatter_backward",
+    _masked_scatter_backward,
+    inputs=("grad_output", "mask"),
+    nondiff=("mask",),
+    grad_output=lambda F, grad, mask, grad_output_sym_sizes: F.masked_scatter(
+        F.new_zeros(grad_output_sym_sizes, grad), mask, grad
+    ),
+)
 
 
 @public("masked_select")
@@ -1331,8 +1731,10 @@ def masked_fill(input, mask, value):
     check_tensor("masked_fill", "input", input)
     if isinstance(value, Tensor):
         if value._data.ndim:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value._data.ndim} dimension(s).")
+            raise RuntimeError(
+                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
         return apply(masked_fill_tensor_spec, (input, mask, value))
     return apply(masked_fill_spec, (input, mask, num(value)))
 
@@ -1446,6 +1848,7 @@ def _install_operators():
         def op(self, other):
             o = as_operand(other)
             return NotImplemented if o is None else apply(spec, (self, o))
+
         return op
 
     T = Tensor
@@ -1523,11 +1926,14 @@ def _inplace_arith(name, spec):
             return inplace(self, div_mode_spec, (self, o, rounding_mode))
         args = (self, o) if alpha is None else (self, o, alpha)
         return inplace(self, spec, args)
+
     op_.__name__ = name + "_"
-    op_.__doc__ = (f"In place ``self {name} other``; bumps ``_version``.  Raises ``RuntimeError`` on a leaf that "
-                   "requires grad while grad mode is on (allowed under ``no_grad``), and when the result dtype "
-                   "cannot be stored in ``self`` (\"can't be cast\"). On a non-leaf the history is rebased: "
-                   f"``grad_fn`` becomes ``{spec.node_cls.__name__}``.")
+    op_.__doc__ = (
+        f"In place ``self {name} other``; bumps ``_version``.  Raises ``RuntimeError`` on a leaf that "
+        "requires grad while grad mode is on (allowed under ``no_grad``), and when the result dtype "
+        'cannot be stored in ``self`` ("can\'t be cast"). On a non-leaf the history is rebased: '
+        f"``grad_fn`` becomes ``{spec.node_cls.__name__}``."
+    )
     return op_
 
 

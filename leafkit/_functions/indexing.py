@@ -23,6 +23,7 @@ the number of dimensions, the bounds of ints, the in-place rules (a leaf that
 requires grad), then for index tensors the mask shapes, index dtypes, the value's
 shape, its dtype, and the bounds of the indices.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -31,7 +32,8 @@ import numpy as np
 
 from .. import _device, _dtype
 from .._tensor import Tensor
-from ._base import array_module, as_array, check_tensor, dim as _dim, is_number, num, type_name
+from ._base import array_module, as_array, check_tensor, is_number, num, type_name
+from ._base import dim as _dim
 from ._registry import apply, defop, public
 from .inplace import copy_spec, fill_tensor_spec, inplace
 from .shape import alias_spec, select, slice_dim, unsqueeze_spec
@@ -39,7 +41,8 @@ from .shape import alias_spec, select, slice_dim, unsqueeze_spec
 SEQUENCE_INDEX_WARNING = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
     "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
-    "which will result either in an error or a different result")
+    "which will result either in an error or a different result"
+)
 
 
 def _shape(s) -> str:
@@ -69,8 +72,10 @@ def _expanded(self, key):
         if k.dtype.kind == "b":
             for j in range(k.ndim):
                 if d + j >= self.ndim or k.shape[j] != self.shape[d + j]:
-                    raise IndexError(f"The shape of the mask {_shape(k.shape)} at index {j} does not match the shape "
-                                     f"of the indexed tensor {_shape(self.shape)} at index {d + j}")
+                    raise IndexError(
+                        f"The shape of the mask {_shape(k.shape)} at index {j} does not match the shape "
+                        f"of the indexed tensor {_shape(self.shape)} at index {d + j}"
+                    )
             expanded.extend((None, nz) for nz in xp.nonzero(k))
         else:
             expanded.append((self.shape[d], k))
@@ -80,15 +85,20 @@ def _expanded(self, key):
     try:
         return expanded, np.broadcast_shapes(*shapes)
     except ValueError:
-        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
-                         f"{', '.join(_shape(s) for s in shapes)}") from None
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            f"{', '.join(_shape(s) for s in shapes)}"
+        ) from None
 
 
 def _check_bounds(expanded, index_shape) -> None:
     """The bounds of the indices, as PyTorch's kernel reports them: element by element, and for each the index
     tensors in order ("for dimension j" is the j-th index tensor)."""
-    bad = [(j, size, k) for j, (size, k) in enumerate(expanded)
-           if size is not None and k.size and (k.max() >= size or k.min() < -size)]
+    bad = [
+        (j, size, k)
+        for j, (size, k) in enumerate(expanded)
+        if size is not None and k.size and (k.max() >= size or k.min() < -size)
+    ]
     if not bad:
         return
     xp = array_module(bad[0][2])
@@ -96,8 +106,10 @@ def _check_bounds(expanded, index_shape) -> None:
     first = min(int(xp.argmax(m)) for m in masks if m.any())
     for (j, size, k), m in zip(bad, masks):
         if m[first]:
-            raise IndexError(f"index {int(xp.broadcast_to(k, index_shape).reshape(-1)[first])} is out of bounds for "
-                             f"dimension {j} with size {size}")
+            raise IndexError(
+                f"index {int(xp.broadcast_to(k, index_shape).reshape(-1)[first])} is out of bounds for "
+                f"dimension {j} with size {size}"
+            )
 
 
 def _result_shape(shape, key, index_shape):
@@ -142,8 +154,9 @@ def _index_put(self, values, key, accumulate=False):
     xp = array_module(self)
     out = self.copy()
     arrays = _index_arrays(key)
-    masked_fill = (not accumulate and len(arrays) == 1 and arrays[0][1].dtype.kind == "b" and
-                   getattr(values, "size", 1) == 1)
+    masked_fill = (
+        not accumulate and len(arrays) == 1 and arrays[0][1].dtype.kind == "b" and getattr(values, "size", 1) == 1
+    )
     expanded, index_shape = _expanded(self, key)
     if masked_fill:
         out[key] = values.reshape(()).astype(self.dtype) if hasattr(values, "shape") else values
@@ -152,12 +165,16 @@ def _index_put(self, values, key, accumulate=False):
     v = values if hasattr(values, "shape") else self.dtype.type(values)
     if hasattr(v, "shape"):
         if v.shape != target_shape and not _expandable(v.shape, target_shape):
-            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape(v.shape)} cannot be broadcast to "
-                               f"indexing result of shape {_shape(target_shape)}")
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {_shape(v.shape)} cannot be broadcast to "
+                f"indexing result of shape {_shape(target_shape)}"
+            )
         if v.dtype != self.dtype:
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{_dtype.word(self.dtype)} for the destination and {_dtype.word(v.dtype)} for the "
-                               "source.")
+            raise RuntimeError(
+                f"Index put requires the source and destination dtypes match, got "
+                f"{_dtype.word(self.dtype)} for the destination and {_dtype.word(v.dtype)} for the "
+                "source."
+            )
     if 0 in target_shape:
         return out
     _check_bounds(expanded, index_shape)
@@ -168,18 +185,30 @@ def _index_put(self, values, key, accumulate=False):
     return out
 
 
-index_spec = defop("index", _index,
-                   self=lambda F, grad, self_sym_sizes, key: F.index_put_impl(F.new_zeros(self_sym_sizes, grad), grad,
-                                                                             key, True))
+index_spec = defop(
+    "index",
+    _index,
+    self=lambda F, grad, self_sym_sizes, key: F.index_put_impl(F.new_zeros(self_sym_sizes, grad), grad, key, True),
+)
 index_put_spec = defop(
-    "index_put", _index_put, inputs=("self", "values"),
-    self=lambda F, grad, values, key, accumulate: grad if accumulate else F.index_put(grad, F.zeros_like(values), key,
-                                                                                      False),
-    values=lambda F, grad, key: F.index(grad, key))
-defop("index_put_impl", _index_put, inputs=("self", "values"), node="IndexPutImplBackward0",
-      self=lambda F, grad, values, key, accumulate: grad if accumulate else F.index_put(grad, F.zeros_like(values), key,
-                                                                                        False),
-      values=lambda F, grad, key: F.index(grad, key))
+    "index_put",
+    _index_put,
+    inputs=("self", "values"),
+    self=lambda F, grad, values, key, accumulate: (
+        grad if accumulate else F.index_put(grad, F.zeros_like(values), key, False)
+    ),
+    values=lambda F, grad, key: F.index(grad, key),
+)
+defop(
+    "index_put_impl",
+    _index_put,
+    inputs=("self", "values"),
+    node="IndexPutImplBackward0",
+    self=lambda F, grad, values, key, accumulate: (
+        grad if accumulate else F.index_put(grad, F.zeros_like(values), key, False)
+    ),
+    values=lambda F, grad, key: F.index(grad, key),
+)
 
 
 # -- reading a key ---------------------------------------------------------------------------------------------
@@ -236,8 +265,11 @@ def _item(k, device):
 def _key_items(key, device):
     """The key as a tuple of items (PyTorch's ``wrapTuple``: a list holding sequences, slices, tensors, ``None``
     or ``...`` is a tuple of indices, with PyTorch's deprecation warning; any other list is one index)."""
-    if isinstance(key, (list, str)) and len(key) < 32 and any(
-            isinstance(k, (list, tuple, str, slice, Tensor, np.ndarray)) or k is None or k is Ellipsis for k in key):
+    if (
+        isinstance(key, (list, str))
+        and len(key) < 32
+        and any(isinstance(k, (list, tuple, str, slice, Tensor, np.ndarray)) or k is None or k is Ellipsis for k in key)
+    ):
         warnings.warn(SEQUENCE_INDEX_WARNING, UserWarning, stacklevel=3)
         key = tuple(key)
     items = key if isinstance(key, tuple) else (key,)
@@ -261,8 +293,10 @@ def _apply_slicing(t, items, lone, for_setitem):
     specified = _specified(items)
     if lone and len(items) == 1 and isinstance(items[0], int) and not isinstance(items[0], bool) and nd == 0:
         if items[0] == 0:
-            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
-                             "in C++ to convert a 0-dim tensor to a number")
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                "in C++ to convert a 0-dim tensor to a number"
+            )
         raise IndexError(f"index {items[0]} is out of bounds for dimension 0 with size 0")
     if lone and len(items) == 1 and isinstance(items[0], slice) and nd == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
@@ -358,7 +392,7 @@ def copy_to(dst, src) -> None:
     if src._data.ndim == 0 and src._device.type == "cpu":
         inplace(dst, fill_tensor_spec, (dst, src))
         return
-    src = src.view(src._data.shape[_leading_ones(src._data.shape):])  # PyTorch views even when nothing is dropped
+    src = src.view(src._data.shape[_leading_ones(src._data.shape) :])  # PyTorch views even when nothing is dropped
     if src._data.shape != dst._data.shape:
         src = src.expand(dst._data.shape)
     inplace(dst, copy_spec, (dst, src))
@@ -413,8 +447,11 @@ def setitem(self, key, value):
     if k:
         value = value.view(value._data.shape[k:])
     if value._device is not self._device:
-        value = Tensor._make(_device.to_device_array(value._data, value._device, self._device), self._device) \
-            if not value._requires_grad else value.to(self._device)
+        value = (
+            Tensor._make(_device.to_device_array(value._data, value._device, self._device), self._device)
+            if not value._requires_grad
+            else value.to(self._device)
+        )
     inplace(sliced, index_put_spec, (sliced, value, arrays, False))
 
 
@@ -496,28 +533,36 @@ def _index_select(self, index, dim):
 
 def _index_add(self, index, source, dim, alpha=1):
     if index.dtype.kind not in "iu":
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{_dtype.word(index.dtype)}")
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_dtype.word(index.dtype)}")
     if source.dtype != self.dtype:
-        raise RuntimeError(f"index_add_(): self ({_dtype.word(self.dtype)}) and source ({_dtype.word(source.dtype)}) "
-                           "must have the same scalar type")
+        raise RuntimeError(
+            f"index_add_(): self ({_dtype.word(self.dtype)}) and source ({_dtype.word(source.dtype)}) "
+            "must have the same scalar type"
+        )
     flat = index.reshape(-1)
     s_shape = source.shape if source.ndim else (1,)
     t_shape = self.shape if self.ndim else (1,)
     if len(s_shape) != len(t_shape) or any(a != b for k, (a, b) in enumerate(zip(s_shape, t_shape)) if k != dim):
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
-                           f"self.shape = [{', '.join(map(str, self.shape))}] source.shape = "
-                           f"[{', '.join(map(str, source.shape))}]")
+        raise RuntimeError(
+            f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+            f"self.shape = [{', '.join(map(str, self.shape))}] source.shape = "
+            f"[{', '.join(map(str, source.shape))}]"
+        )
     if flat.size != s_shape[dim]:
-        raise RuntimeError(f"index_add_(): Number of indices ({flat.size}) should be equal to source.size(dim): "
-                           f"({s_shape[dim]}), for dim: {dim}")
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({flat.size}) should be equal to source.size(dim): "
+            f"({s_shape[dim]}), for dim: {dim}"
+        )
     bad = _out_of_range(flat, 0, t_shape[dim])
     if bad is not None:
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {t_shape[dim]}")
     out = self.reshape(t_shape).copy()
     src = source.reshape(s_shape)
-    array_module(self).add.at(out, _along(out.ndim, dim, flat.astype(np.int64, copy=False)),
-                              src if alpha == 1 else src * self.dtype.type(alpha))
+    array_module(self).add.at(
+        out,
+        _along(out.ndim, dim, flat.astype(np.int64, copy=False)),
+        src if alpha == 1 else src * self.dtype.type(alpha),
+    )
     return out.reshape(self.shape)
 
 
@@ -554,17 +599,33 @@ def _index_add_source_backward(F, grad, dim, index, source_sym_sizes, alpha):
     return picked if alpha == 1 else F.mul_scalar(picked, alpha)
 
 
-index_select_spec = defop("index_select", _index_select, inputs=("self", "index"), nondiff=("index",),
-                          self=_index_select_backward)
-index_add_spec = defop("index_add", _index_add, inputs=("self", "index", "source"), nondiff=("index",),
-                       self=lambda F, grad: grad, source=_index_add_source_backward)
-index_fill_spec = defop("index_fill", _index_fill, inputs=("self", "index"), nondiff=("index",),
-                        self=lambda F, grad, dim, index: F.index_fill(grad, index, 0, dim))
+index_select_spec = defop(
+    "index_select", _index_select, inputs=("self", "index"), nondiff=("index",), self=_index_select_backward
+)
+index_add_spec = defop(
+    "index_add",
+    _index_add,
+    inputs=("self", "index", "source"),
+    nondiff=("index",),
+    self=lambda F, grad: grad,
+    source=_index_add_source_backward,
+)
+index_fill_spec = defop(
+    "index_fill",
+    _index_fill,
+    inputs=("self", "index"),
+    nondiff=("index",),
+    self=lambda F, grad, dim, index: F.index_fill(grad, index, 0, dim),
+)
 index_fill_tensor_spec = defop(
-    "index_fill_tensor", _index_fill, inputs=("self", "index", "value"), nondiff=("index",),
+    "index_fill_tensor",
+    _index_fill,
+    inputs=("self", "index", "value"),
+    nondiff=("index",),
     node="IndexFillBackward1",
     self=lambda F, grad, dim, index: F.index_fill(grad, index, 0, dim),
-    value=lambda F, grad, dim, index: F.sum(F.index_select(grad, _unique(index), dim)))
+    value=lambda F, grad, dim, index: F.sum(F.index_select(grad, _unique(index), dim)),
+)
 
 
 def _unique(index):
@@ -620,8 +681,10 @@ def _index_fill_args(self, dim, index, value, name):
     d = _dim(dim, self._data.ndim)
     if isinstance(value, Tensor):
         if value._data.ndim:
-            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value._data.ndim} dimension(s).")
+            raise RuntimeError(
+                f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
         return index_fill_tensor_spec, (self, index, value, d)
     if not is_number(value):
         raise TypeError(f"{name}(): argument 'value' must be Number or Tensor, not {type(value).__name__}")

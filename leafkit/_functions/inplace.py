@@ -14,15 +14,16 @@ Rules, as in PyTorch:
   ``add_``, ``ZeroBackward0``, ``FillBackward2``, ``CopyBackwards``); on a
   view, the base's ``grad_fn`` becomes a ``CopySlices`` around that node.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from .. import _device, _dtype
 from .._random import normal_array, uniform_array
+from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ..autograd.grad_mode import _state
 from ..autograd.graph import SavedVariable
-from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, warn_user
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
@@ -30,20 +31,25 @@ from .views import CopySlices, Invalid, make_node, rebase_message, refresh_view,
 
 PARTIAL_OVERLAP_MESSAGE = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
-    "location. Please clone() the tensor before performing the operation.")
+    "location. Please clone() the tensor before performing the operation."
+)
 INTERNAL_OVERLAP_MESSAGE = (
     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
-    "Please clone() the tensor before performing the operation.")
+    "Please clone() the tensor before performing the operation."
+)
 
 
 def _write(t, res) -> None:
     d = t._data
     if res.shape != d.shape:
-        raise RuntimeError(f"output with shape [{', '.join(map(str, d.shape))}] doesn't match the broadcast shape "
-                           f"[{', '.join(map(str, res.shape))}]")
+        raise RuntimeError(
+            f"output with shape [{', '.join(map(str, d.shape))}] doesn't match the broadcast shape "
+            f"[{', '.join(map(str, res.shape))}]"
+        )
     if res.dtype != d.dtype and not np.can_cast(res.dtype, d.dtype, "same_kind"):
-        raise RuntimeError(f"result type {_dtype.word(res.dtype)} can't be cast to the desired output type "
-                           f"{_dtype.word(d.dtype)}")
+        raise RuntimeError(
+            f"result type {_dtype.word(res.dtype)} can't be cast to the desired output type {_dtype.word(d.dtype)}"
+        )
     if isinstance(d, np.ndarray) and not d.flags.writeable:
         d = d.view()  # expand's arrays (and views of them) are read-only (NumPy's broadcast_to): write through a view
         d.flags.writeable = True
@@ -55,11 +61,15 @@ def _write(t, res) -> None:
 
 
 # -- memory overlap, as PyTorch checks it (ATen/MemoryOverlap.cpp) ------------------------------------------------
-EXPANDED_WARNING = ("Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing this "
-                    "operation. This also applies to advanced indexing e.g. {example}")
-_WARN_ON_EXPANDED = {"masked_fill": ("masked_fill_", "tensor[mask] = scalar"),
-                     "masked_fill_tensor": ("masked_fill_", "tensor[mask] = scalar"),
-                     "index_put": ("index_put_", "tensor[indices] = tensor")}
+EXPANDED_WARNING = (
+    "Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+    "operation. This also applies to advanced indexing e.g. {example}"
+)
+_WARN_ON_EXPANDED = {
+    "masked_fill": ("masked_fill_", "tensor[mask] = scalar"),
+    "masked_fill_tensor": ("masked_fill_", "tensor[mask] = scalar"),
+    "index_put": ("index_put_", "tensor[indices] = tensor"),
+}
 
 
 def _internal_overlap(a) -> bool:
@@ -113,8 +123,13 @@ def _check_overlap(t, args, spec=None) -> None:
         elif not (name == "zero_" or (name == "fill_" and not hasattr(args[0], "shape"))):
             raise RuntimeError(INTERNAL_OVERLAP_MESSAGE)
     for a in args:
-        if isinstance(a, Tensor) and a is not t and isinstance(a._data, np.ndarray) and a._data.ndim and \
-                _partial_overlap(d, a._data):
+        if (
+            isinstance(a, Tensor)
+            and a is not t
+            and isinstance(a._data, np.ndarray)
+            and a._data.ndim
+            and _partial_overlap(d, a._data)
+        ):
             raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
 
 
@@ -122,8 +137,12 @@ def _masked_fill_dispatch(args) -> bool:
     """``index_put_(values, key, accumulate)`` that PyTorch runs as ``masked_fill_``: one mask, a one-element value."""
     values, key, accumulate = (tuple(args) + (False,))[:3]
     arrays = [k for k in key if not isinstance(k, slice)]
-    return (not accumulate and len(arrays) == 1 and arrays[0].dtype.kind == "b" and
-            getattr(getattr(values, "_data", values), "size", 1) == 1)
+    return (
+        not accumulate
+        and len(arrays) == 1
+        and arrays[0].dtype.kind == "b"
+        and getattr(getattr(values, "_data", values), "size", 1) == 1
+    )
 
 
 def check_inplace_allowed(t) -> None:
@@ -156,15 +175,17 @@ def inplace(t, spec, args):
         the desired output type"; "doesn't match the broadcast shape".
     """
     for a in args[1:]:
-        if isinstance(a, Tensor) and a._device is not t._device and not (a._device.type == "cpu" and
-                                                                         a._data.ndim == 0):
-            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{t._device} and {a._device}!")
+        if isinstance(a, Tensor) and a._device is not t._device and not (a._device.type == "cpu" and a._data.ndim == 0):
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{t._device} and {a._device}!"
+            )
     base = t._base
     if base is not None and t._version_counter[0] != t._attr_version:
         refresh_view(t)
-    needs_grad = _state.enabled and (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
-                                                              for a in args[1:]))
+    needs_grad = _state.enabled and (
+        t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:])
+    )
     if needs_grad:
         check_inplace_allowed(t)
     _check_overlap(t, args[1:], spec)
@@ -202,8 +223,12 @@ def inplace(t, spec, args):
         t._set_history(node, 0)
         return t
     # an in-place op on a view: the base's history becomes CopySlices around the op's node
-    cs = make_node(CopySlices, [base._edge()] + list(node.next_functions[1:]),
-                   [(base._data.shape, base._data.dtype)] + list(node._in_meta[1:]), base._device)
+    cs = make_node(
+        CopySlices,
+        [base._edge()] + list(node.next_functions[1:]),
+        [(base._data.shape, base._data.dtype)] + list(node._in_meta[1:]),
+        base._device,
+    )
     cs.fn = node
     cs._had_saved = node._had_saved
     cs.idx = view_index(base._data, t._data)
@@ -245,8 +270,12 @@ def _rebind_saved_result(node, res, t) -> None:
 
 
 # -- the in-place-only ops ----------------------------------------------------------------------------------------
-zero_spec = defop("zero_", lambda self: as_array(array_module(self).zeros_like(self)), node="ZeroBackward0",
-                  self=lambda F, grad: F.zeros_like(grad))
+zero_spec = defop(
+    "zero_",
+    lambda self: as_array(array_module(self).zeros_like(self)),
+    node="ZeroBackward0",
+    self=lambda F, grad: F.zeros_like(grad),
+)
 
 
 def _fill(self, value):
@@ -256,9 +285,14 @@ def _fill(self, value):
 
 
 fill_spec = defop("fill_", _fill, node="FillBackward2", self=lambda F, grad: F.zeros_like(grad))
-fill_tensor_spec = defop("fill_tensor_", _fill, inputs=("self", "value"), node="FillBackward3",
-                         self=lambda F, grad: F.zeros_like(grad),
-                         value=lambda F, grad: F.sum(grad))
+fill_tensor_spec = defop(
+    "fill_tensor_",
+    _fill,
+    inputs=("self", "value"),
+    node="FillBackward3",
+    self=lambda F, grad: F.zeros_like(grad),
+    value=lambda F, grad: F.sum(grad),
+)
 
 
 def _copy(self, src):
@@ -267,8 +301,10 @@ def _copy(self, src):
         try:
             src = array_module(self).broadcast_to(src, self.shape)
         except ValueError:
-            raise RuntimeError(f"output with shape [{', '.join(map(str, self.shape))}] doesn't match the broadcast "
-                               f"shape [{', '.join(map(str, _bshape(self.shape, src.shape)))}]") from None
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, self.shape))}] doesn't match the broadcast "
+                f"shape [{', '.join(map(str, _bshape(self.shape, src.shape)))}]"
+            ) from None
     return src.astype(self.dtype, copy=True)
 
 
@@ -279,9 +315,14 @@ def _bshape(a, b):
     return [max(x, y) for x, y in zip(a, b)]
 
 
-copy_spec = defop("copy_", _copy, inputs=("self", "src"), node="torch::autograd::CopyBackwards",
-                  self=lambda F, grad: F.zeros_like(grad),
-                  src=lambda F, grad: grad)
+copy_spec = defop(
+    "copy_",
+    _copy,
+    inputs=("self", "src"),
+    node="torch::autograd::CopyBackwards",
+    self=lambda F, grad: F.zeros_like(grad),
+    src=lambda F, grad: grad,
+)
 
 
 @public("zero_", function=False)
@@ -296,8 +337,9 @@ def fill_(self, value):
     passes the summed gradient to the value)."""
     if isinstance(value, Tensor):
         if value._data.ndim:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value._data.ndim} dimensions.")
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions."
+            )
         return inplace(self, fill_tensor_spec, (self, value))
     return inplace(self, fill_spec, (self, value))
 
@@ -325,12 +367,14 @@ def copy_(self, src, non_blocking=False):
 @public("uniform_", function=False)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill in place with uniform samples from [a, b) (used by ``nn.Linear``'s initialisation)."""
-    return inplace(self, fill_spec, (self, self._on_device(uniform_array(self.shape, a, b, self._data.dtype,
-                                                                         generator))))
+    return inplace(
+        self, fill_spec, (self, self._on_device(uniform_array(self.shape, a, b, self._data.dtype, generator)))
+    )
 
 
 @public("normal_", function=False)
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill in place with normal samples of the given mean and std."""
-    return inplace(self, fill_spec, (self, self._on_device(normal_array(self.shape, mean, std, self._data.dtype,
-                                                                        generator))))
+    return inplace(
+        self, fill_spec, (self, self._on_device(normal_array(self.shape, mean, std, self._data.dtype, generator)))
+    )

@@ -7,6 +7,7 @@ expands and reshapes its operands and calls ``dot``/``mv``/``mm``/``bmm``
 batched operands) and broadcast batch dimensions are summed back by
 ``ExpandBackward0``'s own derivative.
 """
+
 from __future__ import annotations
 
 from .. import _dtype
@@ -28,11 +29,15 @@ def _mm(self, mat2):
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     if self.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
     if self.dtype != mat2.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.ctype(self.dtype)} != "
-                           f"{_dtype.ctype(mat2.dtype)}")
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype.ctype(self.dtype)} != "
+            f"{_dtype.ctype(mat2.dtype)}"
+        )
     _no_bool("addmm_impl_cpu_", self)
     return self @ mat2
 
@@ -41,12 +46,14 @@ def _mv(self, vec):
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {vec.ndim}, {self.ndim}, {vec.ndim}")
     if self.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), "
-                           f"vec ({vec.shape[0]})")
+        raise RuntimeError(
+            f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})"
+        )
     if self.dtype != vec.dtype:
         w = _dtype.word
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {w(vec.dtype)}, {w(self.dtype)}, "
-                           f"and {w(vec.dtype)}")
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {w(vec.dtype)}, {w(self.dtype)}, and {w(vec.dtype)}"
+        )
     _no_bool("addmv_impl_cpu", self)
     return as_array(self @ vec)
 
@@ -55,22 +62,28 @@ def _dot(self, tensor):
     if self.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {tensor.ndim}D tensors")
     if self.shape != tensor.shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{tensor.shape[0]}] "
-                           f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
-                           "elements respectively")
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{tensor.shape[0]}] "
+            f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
+            "elements respectively"
+        )
     if self.dtype != tensor.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_dtype.word(self.dtype)} and "
-                           f"{_dtype.word(tensor.dtype)}")
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {_dtype.word(self.dtype)} and "
+            f"{_dtype.word(tensor.dtype)}"
+        )
     _no_bool("dot", self)
     return as_array(self @ tensor)
 
 
 def _bmm(self, mat2):
     if self.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if self.ndim != 3 else "batch2 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor" if self.ndim != 3 else "batch2 must be a 3D tensor")
     if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+        )
     if self.dtype != mat2.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.word(self.dtype)} but found {_dtype.word(mat2.dtype)}")
     _no_bool("bmm", self)
@@ -80,10 +93,12 @@ def _bmm(self, mat2):
 def _addmm(self, mat1, mat2, beta=1, alpha=1):
     out = _mm(mat1, mat2)
     if self.dtype != out.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_dtype.word(mat1.dtype)} and "
-                           f"{_dtype.word(mat2.dtype)}" if mat1.dtype != mat2.dtype else
-                           f"self and mat2 must have the same dtype, but got {_dtype.word(self.dtype)} and "
-                           f"{_dtype.word(mat2.dtype)}")
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_dtype.word(mat1.dtype)} and {_dtype.word(mat2.dtype)}"
+            if mat1.dtype != mat2.dtype
+            else f"self and mat2 must have the same dtype, but got {_dtype.word(self.dtype)} and "
+            f"{_dtype.word(mat2.dtype)}"
+        )
     broadcast_check(out, self)
     if alpha != 1:
         out = out * alpha
@@ -112,28 +127,52 @@ def _maybe_multiply(F, t, s):
     return t if s == 1 else F.mul_scalar(t, s)
 
 
-mm_spec = defop("mm", _mm, inputs=("self", "mat2"),
-                self=lambda F, grad, mat2, self_sym_sizes, self_sym_strides: _mm_mat1_backward(
-                    F, grad, mat2, self_sym_sizes, self_sym_strides),
-                mat2=lambda F, grad, self, mat2_sym_sizes, mat2_sym_strides: _mm_mat2_backward(
-                    F, grad, self, mat2_sym_sizes, mat2_sym_strides))
-mv_spec = defop("mv", _mv, inputs=("self", "vec"),
-                self=lambda F, grad, vec: F.reshape(grad, (-1, 1)) * vec,
-                vec=lambda F, grad, self: F.mv(F.t(self), grad))
-dot_spec = defop("dot", _dot, inputs=("self", "tensor"),
-                 self=lambda F, grad, tensor: grad * tensor,
-                 tensor=lambda F, grad, self: grad * self)
-bmm_spec = defop("bmm", _bmm, inputs=("self", "mat2"),
-                 self=lambda F, grad, mat2: F.bmm(grad, F.transpose(mat2, 1, 2)),
-                 mat2=lambda F, grad, self: F.bmm(F.transpose(self, 1, 2), grad))
+mm_spec = defop(
+    "mm",
+    _mm,
+    inputs=("self", "mat2"),
+    self=lambda F, grad, mat2, self_sym_sizes, self_sym_strides: _mm_mat1_backward(
+        F, grad, mat2, self_sym_sizes, self_sym_strides
+    ),
+    mat2=lambda F, grad, self, mat2_sym_sizes, mat2_sym_strides: _mm_mat2_backward(
+        F, grad, self, mat2_sym_sizes, mat2_sym_strides
+    ),
+)
+mv_spec = defop(
+    "mv",
+    _mv,
+    inputs=("self", "vec"),
+    self=lambda F, grad, vec: F.reshape(grad, (-1, 1)) * vec,
+    vec=lambda F, grad, self: F.mv(F.t(self), grad),
+)
+dot_spec = defop(
+    "dot",
+    _dot,
+    inputs=("self", "tensor"),
+    self=lambda F, grad, tensor: grad * tensor,
+    tensor=lambda F, grad, self: grad * self,
+)
+bmm_spec = defop(
+    "bmm",
+    _bmm,
+    inputs=("self", "mat2"),
+    self=lambda F, grad, mat2: F.bmm(grad, F.transpose(mat2, 1, 2)),
+    mat2=lambda F, grad, self: F.bmm(F.transpose(self, 1, 2), grad),
+)
 
 
-addmm_spec = defop("addmm", _addmm, inputs=("self", "mat1", "mat2"),
-                   self=lambda F, grad, beta: _maybe_multiply(F, grad, beta),
-                   mat1=lambda F, grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha: _mm_mat1_backward(
-                       F, grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha),
-                   mat2=lambda F, grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha: _mm_mat2_backward(
-                       F, grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha))
+addmm_spec = defop(
+    "addmm",
+    _addmm,
+    inputs=("self", "mat1", "mat2"),
+    self=lambda F, grad, beta: _maybe_multiply(F, grad, beta),
+    mat1=lambda F, grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha: _mm_mat1_backward(
+        F, grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha
+    ),
+    mat2=lambda F, grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha: _mm_mat2_backward(
+        F, grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha
+    ),
+)
 
 
 @public("mm")
@@ -198,8 +237,9 @@ def _broadcast_batch(a, b):
     out = []
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {i}")
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
+            )
         out.append(y if x == 1 else x)
     return tuple(out)
 
@@ -257,9 +297,10 @@ def matmul(input, other):
             out_shape.append(b._data.shape[1])
         a_folded = a.reshape(folded, sizes[-1])
         if sizes[-1] != b._data.shape[0]:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({folded}x{sizes[-1]} and "
-                               + (f"{b._data.shape[0]}x{b._data.shape[1]})" if b._data.ndim == 2
-                                  else f"{b._data.shape[0]}x1)"))
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({folded}x{sizes[-1]} and "
+                + (f"{b._data.shape[0]}x{b._data.shape[1]})" if b._data.ndim == 2 else f"{b._data.shape[0]}x1)")
+            )
         if b._data.ndim == 2:
             out = apply(unsafe_view_spec, (mm(a_folded, b), tuple(out_shape)))
             return out.mT.contiguous() if transpose else out
@@ -270,7 +311,7 @@ def matmul(input, other):
     m1 = s1[-1]
     m2 = s2[-2] if d2 > 1 else s2[0]
     p = s2[-1] if d2 > 1 else 1
-    batch = _broadcast_batch(s1[:max(d1 - 2, 0)], s2[:max(d2 - 2, 0)])
+    batch = _broadcast_batch(s1[: max(d1 - 2, 0)], s2[: max(d2 - 2, 0)])
     bprod = 1
     for s in batch:
         bprod *= s
@@ -329,6 +370,7 @@ def _is_label(c):
 
 def _sublist_equation(args):
     """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])``: PyTorch's sublist format as an equation and its operands."""
+
     def sub(n):
         if n is Ellipsis:
             return "..."
@@ -337,6 +379,7 @@ def _sublist_equation(args):
         if 26 <= n < 52:
             return chr(ord("a") + n - 26)
         raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
     equation = ",".join("".join(sub(s) for s in sl) for sl in args[1::2])
     if len(args) % 2 == 1:
         return equation + "->" + "".join(sub(s) for s in args[-1]), args[:-1:2]
@@ -372,8 +415,9 @@ def _sumproduct_pair(left, right, sum_dims):
         else:
             ro.append(i)
             ro_size *= right.shape[i]
-    out_size = ([left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims)
-                + [right.shape[d] for d in ro])
+    out_size = (
+        [left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims) + [right.shape[d] for d in ro]
+    )
     operm = [0] * len(out_size)
     for i, d in enumerate(lro + lo + list(sum_dims) + ro):
         operm[d] = i
@@ -398,8 +442,10 @@ def einsum(*args):
     3").
     """
     if len(args) < 2:
-        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
-                         "operand and its subscripts list")
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, or at least one "
+            "operand and its subscripts list"
+        )
     if not isinstance(args[0], str):
         equation, operands = _sublist_equation(args)
     else:
@@ -435,8 +481,10 @@ def einsum(*args):
             ell_in_input = False
         elif c != " ":
             if not _is_label(c):
-                raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation string, "
-                                   "subscripts must be in [a-zA-Z]")
+                raise RuntimeError(
+                    f"einsum(): invalid subscript given at index {i} in the equation string, "
+                    "subscripts must be in [a-zA-Z]"
+                )
             op_labels[cur].append(_subscript(c))
         i += 1
     if cur != num_ops - 1:
@@ -454,9 +502,10 @@ def einsum(*args):
             else:
                 label_count[lab] += 1
         if not (nlabels <= ndims if has_ell else nlabels == ndims):
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({nlabels}) does not match the "
-                               f"number of dimensions ({ndims}) for operand {k}"
-                               + ("" if has_ell else " and no ellipsis was given"))
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({nlabels}) does not match the "
+                f"number of dimensions ({ndims}) for operand {k}" + ("" if has_ell else " and no ellipsis was given")
+            )
 
     # where each subscript goes: the output's first, then the ones summed away
     label_perm_index = [-1] * _ELLIPSIS
@@ -469,7 +518,7 @@ def einsum(*args):
                 label_perm_index[lab] = perm_index
                 perm_index += 1
     else:
-        rhs = equation[arrow + 2:]
+        rhs = equation[arrow + 2 :]
         i = 0
         while i < len(rhs):
             c = rhs[i]
@@ -484,13 +533,20 @@ def einsum(*args):
                 ell_in_output = True
             elif c != " ":
                 if not _is_label(c):
-                    raise RuntimeError(f"einsum(): invalid subscript given at index {len(lhs) + 2 + i} in the "
-                                       "equation string, subscripts must be in [a-zA-Z]")
+                    raise RuntimeError(
+                        f"einsum(): invalid subscript given at index {len(lhs) + 2 + i} in the "
+                        "equation string, subscripts must be in [a-zA-Z]"
+                    )
                 s = _subscript(c)
                 if not (label_count[s] > 0 and label_perm_index[s] == -1):
-                    raise RuntimeError(f"einsum(): output subscript {c}" + (
-                        " appears more than once in the output" if label_perm_index[s] > -1
-                        else " does not appear in the equation for any input operand"))
+                    raise RuntimeError(
+                        f"einsum(): output subscript {c}"
+                        + (
+                            " appears more than once in the output"
+                            if label_perm_index[s] > -1
+                            else " does not appear in the equation for any input operand"
+                        )
+                    )
                 label_perm_index[s] = perm_index
                 perm_index += 1
             i += 1
@@ -517,9 +573,11 @@ def einsum(*args):
                 for j in range(ell_num_dim - ndim, ell_num_dim):
                     if op.shape[dim] != 1:
                         if ell_sizes[j] not in (1, op.shape[dim]):
-                            raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {k}has "
-                                               f"size {op.shape[dim]} which does not broadcast with previously seen "
-                                               f"ellipsis with size {ell_sizes[j]} for the respective dimension")
+                            raise RuntimeError(
+                                f"einsum(): dimension {dim} covered by ellipsis in operand {k}has "
+                                f"size {op.shape[dim]} which does not broadcast with previously seen "
+                                f"ellipsis with size {ell_sizes[j]} for the respective dimension"
+                            )
                         ell_sizes[j] = op.shape[dim]
                         dim_counts[ell_index + j] += 1
                     permutation[ell_index + j] = dim
@@ -527,8 +585,10 @@ def einsum(*args):
             elif permutation[label_perm_index[s]] == -1:
                 if op.shape[dim] != 1:
                     if label_size[s] not in (1, op.shape[dim]):
-                        raise RuntimeError(f"einsum(): subscript {_label(s)} has size {op.shape[dim]} for operand {k} "
-                                           f"which does not broadcast with previously seen size {label_size[s]}")
+                        raise RuntimeError(
+                            f"einsum(): subscript {_label(s)} has size {op.shape[dim]} for operand {k} "
+                            f"which does not broadcast with previously seen size {label_size[s]}"
+                        )
                     label_size[s] = op.shape[dim]
                     dim_counts[label_perm_index[s]] += 1
                 permutation[label_perm_index[s]] = dim
@@ -536,8 +596,10 @@ def einsum(*args):
             else:
                 prev = permutation[label_perm_index[s]]
                 if op.shape[dim] != op.shape[prev]:
-                    raise RuntimeError(f"einsum(): subscript {_label(s)} is repeated for operand {k} but the sizes "
-                                       f"don't match, {op.shape[dim]} != {op.shape[prev]}")
+                    raise RuntimeError(
+                        f"einsum(): subscript {_label(s)} is repeated for operand {k} but the sizes "
+                        f"don't match, {op.shape[dim]} != {op.shape[prev]}"
+                    )
                 op = movedim(diagonal(op, 0, prev, dim), -1, prev)
         for j, val in enumerate(permutation):
             if val == -1:

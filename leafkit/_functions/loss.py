@@ -14,6 +14,7 @@ it is ``nll_loss(log_softmax(input, 1), target)``, so its graph is
 ``reduction`` is PyTorch's enum inside the ops (0 none, 1 mean, 2 sum; what
 ``grad_fn._saved_reduction`` shows); the public functions take the strings.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -73,14 +74,21 @@ def _mse_double_grad_output(F, grad, grad_output, self, target, reduction):
     return F.sum(r * grad)
 
 
-mse_loss_spec = defop("mse_loss", _mse_loss, inputs=("self", "target"),
-                      self=lambda F, grad, self, target, reduction: F.mse_loss_backward(grad, self, target, reduction),
-                      target=lambda F, grad, self, target, reduction: F.mse_loss_backward(grad, target, self,
-                                                                                         reduction))
-defop("mse_loss_backward", _mse_loss_backward, inputs=("grad_output", "self", "target"),
-      grad_output=_mse_double_grad_output,
-      self=lambda F, grad, grad_output, self, reduction: _mse_double(F, grad * grad_output, self, reduction),
-      target=lambda F, grad, grad_output, target, reduction: -_mse_double(F, grad * grad_output, target, reduction))
+mse_loss_spec = defop(
+    "mse_loss",
+    _mse_loss,
+    inputs=("self", "target"),
+    self=lambda F, grad, self, target, reduction: F.mse_loss_backward(grad, self, target, reduction),
+    target=lambda F, grad, self, target, reduction: F.mse_loss_backward(grad, target, self, reduction),
+)
+defop(
+    "mse_loss_backward",
+    _mse_loss_backward,
+    inputs=("grad_output", "self", "target"),
+    grad_output=_mse_double_grad_output,
+    self=lambda F, grad, grad_output, self, reduction: _mse_double(F, grad * grad_output, self, reduction),
+    target=lambda F, grad, grad_output, target, reduction: -_mse_double(F, grad * grad_output, target, reduction),
+)
 
 
 # -- smooth_l1_loss and huber_loss ---------------------------------------------------------------------------------
@@ -132,19 +140,29 @@ def _smooth_l1_double_backward(F, grad, self, target, reduction, beta):
 
 
 smooth_l1_loss_spec = defop(
-    "smooth_l1_loss", _smooth_l1_loss, inputs=("self", "target"),
-    self=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(grad, self, target, reduction,
-                                                                                  beta),
-    target=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(grad, target, self, reduction,
-                                                                                    beta))
-defop("smooth_l1_loss_backward", _smooth_l1_loss_backward, inputs=("grad_output", "self", "target"),
-      # a (N,)-shaped result for a 0-d grad_output is summed back by the engine (SumBackward0), as in PyTorch
-      grad_output=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(grad, self, target,
-                                                                                           reduction, beta),
-      self=lambda F, grad, grad_output, self, target, reduction, beta: _smooth_l1_double_backward(
-          F, grad * grad_output, self, target, reduction, beta),
-      target=lambda F, grad, grad_output, self, target, reduction, beta: -_smooth_l1_double_backward(
-          F, grad * grad_output, self, target, reduction, beta))
+    "smooth_l1_loss",
+    _smooth_l1_loss,
+    inputs=("self", "target"),
+    self=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(grad, self, target, reduction, beta),
+    target=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(
+        grad, target, self, reduction, beta
+    ),
+)
+defop(
+    "smooth_l1_loss_backward",
+    _smooth_l1_loss_backward,
+    inputs=("grad_output", "self", "target"),
+    # a (N,)-shaped result for a 0-d grad_output is summed back by the engine (SumBackward0), as in PyTorch
+    grad_output=lambda F, grad, self, target, reduction, beta: F.smooth_l1_loss_backward(
+        grad, self, target, reduction, beta
+    ),
+    self=lambda F, grad, grad_output, self, target, reduction, beta: _smooth_l1_double_backward(
+        F, grad * grad_output, self, target, reduction, beta
+    ),
+    target=lambda F, grad, grad_output, self, target, reduction, beta: (
+        -_smooth_l1_double_backward(F, grad * grad_output, self, target, reduction, beta)
+    ),
+)
 
 
 def _huber_loss(self, target, reduction, delta):
@@ -166,8 +184,11 @@ def _huber_loss_backward(grad_output, self, target, reduction, delta):
     t = self.dtype.type
     norm = t(_norm(self, reduction))
     x = self - target
-    out = xp.where(x < -delta, -norm * grad_output * t(delta),
-                   xp.where(x > delta, norm * grad_output * t(delta), norm * x * grad_output))
+    out = xp.where(
+        x < -delta,
+        -norm * grad_output * t(delta),
+        xp.where(x > delta, norm * grad_output * t(delta), norm * x * grad_output),
+    )
     return as_array(xp.asarray(out, dtype=out_dtype))
 
 
@@ -188,16 +209,24 @@ def _huber_double_backward_grad_output(F, grad, grad_output, self, target, reduc
 
 
 huber_loss_spec = defop(
-    "huber_loss", _huber_loss, inputs=("self", "target"),
+    "huber_loss",
+    _huber_loss,
+    inputs=("self", "target"),
     self=lambda F, grad, self, target, reduction, delta: F.huber_loss_backward(grad, self, target, reduction, delta),
-    target=lambda F, grad, self, target, reduction, delta: F.huber_loss_backward(grad, target, self, reduction,
-                                                                                delta))
-defop("huber_loss_backward", _huber_loss_backward, inputs=("grad_output", "self", "target"),
-      grad_output=_huber_double_backward_grad_output,
-      self=lambda F, grad, grad_output, self, target, reduction, delta: _huber_double_backward(
-          F, grad * grad_output, self, target, reduction, delta),
-      target=lambda F, grad, grad_output, self, target, reduction, delta: -_huber_double_backward(
-          F, grad * grad_output, self, target, reduction, delta))
+    target=lambda F, grad, self, target, reduction, delta: F.huber_loss_backward(grad, target, self, reduction, delta),
+)
+defop(
+    "huber_loss_backward",
+    _huber_loss_backward,
+    inputs=("grad_output", "self", "target"),
+    grad_output=_huber_double_backward_grad_output,
+    self=lambda F, grad, grad_output, self, target, reduction, delta: _huber_double_backward(
+        F, grad * grad_output, self, target, reduction, delta
+    ),
+    target=lambda F, grad, grad_output, self, target, reduction, delta: (
+        -_huber_double_backward(F, grad * grad_output, self, target, reduction, delta)
+    ),
+)
 
 
 # -- binary_cross_entropy ------------------------------------------------------------------------------------------
@@ -220,8 +249,7 @@ def _binary_cross_entropy(self, target, weight, reduction):
         raise RuntimeError("all elements of target should be between 0 and 1")
     t = self.dtype.type
     # PyTorch clamps each log at -100, so a probability of exactly 0 or 1 gives a loss of 100, not inf
-    loss = ((target - t(1)) * xp.maximum(xp.log1p(-self), t(-100))
-            - target * xp.maximum(xp.log(self), t(-100)))
+    loss = (target - t(1)) * xp.maximum(xp.log1p(-self), t(-100)) - target * xp.maximum(xp.log(self), t(-100))
     if weight is not None:
         loss = loss * weight
     return _reduce(as_array(xp.asarray(loss, dtype=self.dtype)), reduction)
@@ -258,8 +286,7 @@ def _bce_double_backward(F, grad, grad_output, self, target, weight, reduction):
     eps = _BCE_EPSILON
     inp_pl_eps = F.add_scalar(self, eps)
     one_m_inp_pl_eps = F.add_scalar(one_minus(F, self), eps)
-    g = ((self * self - F.mul_scalar(self, 2) * target + target)
-         / (F.pow(inp_pl_eps, 2) * F.pow(one_m_inp_pl_eps, 2)))
+    g = (self * self - F.mul_scalar(self, 2) * target + target) / (F.pow(inp_pl_eps, 2) * F.pow(one_m_inp_pl_eps, 2))
     g = g * (grad * grad_output)
     if weight is not None:
         g = g * weight
@@ -293,16 +320,24 @@ def _bce_double_backward_grad_output(F, grad, self, target, weight, reduction):
 
 
 bce_spec = defop(
-    "binary_cross_entropy", _binary_cross_entropy, inputs=("self", "target", "weight"),
+    "binary_cross_entropy",
+    _binary_cross_entropy,
+    inputs=("self", "target", "weight"),
     not_differentiable=("weight",),
-    self=lambda F, grad, self, target, weight, reduction: F.binary_cross_entropy_backward(grad, self, target, weight,
-                                                                                         reduction),
-    target=_bce_target_backward)
-defop("binary_cross_entropy_backward", _binary_cross_entropy_backward,
-      inputs=("grad_output", "self", "target", "weight"), nondiff=("weight",),
-      grad_output=_bce_double_backward_grad_output,
-      self=_bce_double_backward,
-      target=_bce_double_backward_target)
+    self=lambda F, grad, self, target, weight, reduction: F.binary_cross_entropy_backward(
+        grad, self, target, weight, reduction
+    ),
+    target=_bce_target_backward,
+)
+defop(
+    "binary_cross_entropy_backward",
+    _binary_cross_entropy_backward,
+    inputs=("grad_output", "self", "target", "weight"),
+    nondiff=("weight",),
+    grad_output=_bce_double_backward_grad_output,
+    self=_bce_double_backward,
+    target=_bce_double_backward_target,
+)
 
 
 # -- nll_loss --------------------------------------------------------------------------------------------------
@@ -310,8 +345,10 @@ def _check_nll(self, target, weight):
     if target.dtype != np.int64 and target.dtype != np.uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype.word(target.dtype)}")
     if self.ndim not in (1, 2):
-        raise NotImplementedError(f"leafkit's nll_loss takes input of shape (N, C) or (C,); got {self.ndim}-D input "
-                                  f"of shape {list(self.shape)} (PyTorch also takes (N, C, d1, ...))")
+        raise NotImplementedError(
+            f"leafkit's nll_loss takes input of shape (N, C) or (C,); got {self.ndim}-D input "
+            f"of shape {list(self.shape)} (PyTorch also takes (N, C, d1, ...))"
+        )
     if self.ndim == 1:
         if target.size != 1 or target.ndim > 1:
             raise ValueError(f"Expected input batch_size (1) to match target batch_size ({target.size}).")
@@ -321,8 +358,10 @@ def _check_nll(self, target, weight):
     n_classes = self.shape[-1]
     if weight is not None:
         if weight.ndim != 1 or weight.shape[0] != n_classes:
-            raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no "
-                               f"classes but got weight tensor of shape: {list(weight.shape)}")
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {n_classes} classes or no "
+                f"classes but got weight tensor of shape: {list(weight.shape)}"
+            )
         if weight.dtype != self.dtype:
             raise RuntimeError(f"expected scalar type {_dtype.word(self.dtype)} but found {_dtype.word(weight.dtype)}")
 
@@ -407,18 +446,30 @@ def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_inde
 
 
 nll_loss_spec = defop(
-    "nll_loss_forward", _nll_loss, inputs=("self", "target", "weight"), nondiff=("target",),
-    not_differentiable=("weight",), outputs=("result", "total_weight"), nondiff_outputs=("total_weight",),
+    "nll_loss_forward",
+    _nll_loss,
+    inputs=("self", "target", "weight"),
+    nondiff=("target",),
+    not_differentiable=("weight",),
+    outputs=("result", "total_weight"),
+    nondiff_outputs=("total_weight",),
     node="NllLossBackward0",
     self=lambda F, grad, self, target, weight, reduction, ignore_index, total_weight: F.nll_loss_backward(
-        grad, self, target, weight, total_weight, reduction, ignore_index))
-defop("nll_loss_backward",
-      lambda grad_output, self, target, weight, total_weight, reduction, ignore_index: _nll_loss_backward(
-          grad_output, self, target, weight, reduction, ignore_index, total_weight),
-      inputs=("grad_output", "self", "target", "weight", "total_weight"), nondiff=("target", "weight", "total_weight"),
-      grad_output=lambda F, grad, target, weight, reduction, ignore_index: F.nll_loss_forward(
-          grad, target, weight, reduction, ignore_index)[0],
-      self=lambda F, grad: F.zeros_like(grad))
+        grad, self, target, weight, total_weight, reduction, ignore_index
+    ),
+)
+defop(
+    "nll_loss_backward",
+    lambda grad_output, self, target, weight, total_weight, reduction, ignore_index: _nll_loss_backward(
+        grad_output, self, target, weight, reduction, ignore_index, total_weight
+    ),
+    inputs=("grad_output", "self", "target", "weight", "total_weight"),
+    nondiff=("target", "weight", "total_weight"),
+    grad_output=lambda F, grad, target, weight, reduction, ignore_index: F.nll_loss_forward(
+        grad, target, weight, reduction, ignore_index
+    )[0],
+    self=lambda F, grad: F.zeros_like(grad),
+)
 
 
 # -- binary_cross_entropy_with_logits ---------------------------------------------------------------------------------
@@ -435,11 +486,15 @@ def _bce_with_logits(self, target, weight, pos_weight, reduction):
         raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size ({list(self.shape)})")
     td = target.dtype
     if td.kind == "b":
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
     if td.kind != "f":
-        raise RuntimeError(f"result type {_dtype.word(promote_types(self.dtype, td))} can't be cast to the desired "
-                           f"output type {_dtype.word(td)}")
+        raise RuntimeError(
+            f"result type {_dtype.word(promote_types(self.dtype, td))} can't be cast to the desired "
+            f"output type {_dtype.word(td)}"
+        )
     ls = _log_sigmoid(self)
     if pos_weight is not None:
         ls = (ls * ((pos_weight - 1) * target + 1)).astype(self.dtype, copy=False)
@@ -506,5 +561,10 @@ def _bce_target(F, grad, self, target_sym_sizes, target_scalar_type, weight, pos
 
 
 bce_with_logits_spec = defop(
-    "binary_cross_entropy_with_logits", _bce_with_logits, inputs=("self", "target", "weight", "pos_weight"),
-    not_differentiable=("weight", "pos_weight"), self=_bce_self, target=_bce_target)
+    "binary_cross_entropy_with_logits",
+    _bce_with_logits,
+    inputs=("self", "target", "weight", "pos_weight"),
+    not_differentiable=("weight", "pos_weight"),
+    self=_bce_self,
+    target=_bce_target,
+)

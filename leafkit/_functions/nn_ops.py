@@ -28,6 +28,7 @@ together (``input, weight, bias:``): it is called once with the mask of
 the gradients needed, so a recorded backward pass has one
 ``NativeBatchNormBackwardBackward0`` node for all three, as PyTorch's has.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -84,8 +85,9 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
 
 
 # -- first derivative: native_batch_norm_backward ----------------------------------------------------------------------
-def _native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
-                                eps, output_mask):
+def _native_batch_norm_backward(
+    grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask
+):
     """(grad_input, grad_weight, grad_bias); an output left out by ``output_mask`` comes back as zeros."""
     xp = array_module(grad_out)
     axes, bshape, m = _layout(input)
@@ -117,24 +119,30 @@ def _native_batch_norm_backward(grad_out, input, weight, running_mean, running_v
 
 
 def _first(F, grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask):
-    return F.native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training,
-                                        eps, grad_input_mask)
+    return F.native_batch_norm_backward(
+        grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask
+    )
 
 
 native_batch_norm_spec = defop(
-    "native_batch_norm", _native_batch_norm, inputs=("input", "weight", "bias", "running_mean", "running_var"),
-    nondiff=("running_mean", "running_var"), outputs=("result0", "result1", "result2"),
+    "native_batch_norm",
+    _native_batch_norm,
+    inputs=("input", "weight", "bias", "running_mean", "running_var"),
+    nondiff=("running_mean", "running_var"),
+    outputs=("result0", "result1", "result2"),
     nondiff_outputs=("result1", "result2"),
     doc="Batch normalisation over dim 1 (``torch.batch_norm`` on the CPU); see :mod:`leafkit._functions.nn_ops`.",
-    **{"input, weight, bias": _first})
+    **{"input, weight, bias": _first},
+)
 
 
 # -- second derivative: PyTorch's batchnorm_double_backward, in F ops --------------------------------------------------
 class _DoubleBackward:
     """The shared terms of ``batchnorm_double_backward`` (FunctionsManual.cpp), on arrays or tensors."""
 
-    def __init__(self, F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train,
-                 eps):
+    def __init__(
+        self, F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train, eps
+    ):
         self.F = F
         self.axes, self.bshape, self.m = _layout(input)
         self.train = train
@@ -146,8 +154,8 @@ class _DoubleBackward:
         invstd = save_invstd if train else F.pow(running_var + eps, -0.5)
         self.x_mu = input - F.reshape(mu, self.bshape)
         self.invstd = F.reshape(invstd, self.bshape)  # sigma2_eps_neg_1_2
-        self.invstd2 = F.pow(self.invstd, 2)            # sigma2_eps_neg_1
-        self.invstd3 = F.pow(self.invstd, 3)            # sigma2_eps_neg_3_2
+        self.invstd2 = F.pow(self.invstd, 2)  # sigma2_eps_neg_1
+        self.invstd3 = F.pow(self.invstd, 3)  # sigma2_eps_neg_3_2
 
     def sum1(self, t, keepdim=True):
         """``sum_exclude_dim1``: sum over every dim but the channels."""
@@ -168,8 +176,9 @@ class _DoubleBackward:
         if self.train:
             ggI_sum = self.sum1(ggI)
             ggIinmu_sum = self.sum1(ggI * self.x_mu)
-            all_sub = (ggI_sum * gO_sum) / m - self.sum1(gO * ggI) + (
-                self.invstd2 * gOinmu_sum * ggIinmu_sum) * (3.0 / m)
+            all_sub = (
+                (ggI_sum * gO_sum) / m - self.sum1(gO * ggI) + (self.invstd2 * gOinmu_sum * ggIinmu_sum) * (3.0 / m)
+            )
             gI_0t = (x_mu_invstd3 * all_sub) / m
             gI_1t = ((ggIinmu_sum * self.invstd3) / m) * (gO_sum / m - gO)
             gI_2t = ((gOinmu_sum * self.invstd3) / m) * (ggI_sum / m - ggI)
@@ -204,22 +213,30 @@ class _DoubleBackward:
 
 
 def _double(F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train, eps):
-    return _DoubleBackward(F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd,
-                           train, eps)
+    return _DoubleBackward(
+        F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train, eps
+    )
 
 
-def _double_backward(F, grads, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
-                     grad_input_mask):
+def _double_backward(
+    F, grads, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, grad_input_mask
+):
     """PyTorch's ``grad_out, input, weight: batchnorm_double_backward(...)``: one call, three gradients."""
     d = _double(F, grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train, eps)
     need_go, need_in, need_w = grad_input_mask
-    return (d.grad_grad_out() if need_go else None, d.grad_input(input) if need_in else None,
-            F.reshape(d.grad_weight(), tuple(weight.shape)) if need_w else None)
+    return (
+        d.grad_grad_out() if need_go else None,
+        d.grad_input(input) if need_in else None,
+        F.reshape(d.grad_weight(), tuple(weight.shape)) if need_w else None,
+    )
 
 
 native_batch_norm_backward_spec = defop(
-    "native_batch_norm_backward", _native_batch_norm_backward,
+    "native_batch_norm_backward",
+    _native_batch_norm_backward,
     inputs=("grad_out", "input", "weight", "running_mean", "running_var", "save_mean", "save_invstd"),
-    nondiff=("running_mean", "running_var"), outputs=("result0", "result1", "result2"),
+    nondiff=("running_mean", "running_var"),
+    outputs=("result0", "result1", "result2"),
     doc="The derivative of ``native_batch_norm``: (grad_input, grad_weight, grad_bias).",
-    **{"grad_out, input, weight": _double_backward})
+    **{"grad_out, input, weight": _double_backward},
+)

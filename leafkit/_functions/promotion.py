@@ -8,6 +8,7 @@ gives ``int16``).  Python numbers and 0-d tensors only raise the category
 (``int_tensor * 2.5`` is ``float32``, the default dtype; ``uint8_tensor + 300``
 stays ``uint8``, wrapping around as PyTorch's does).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -20,8 +21,10 @@ from ._base import _KIND_RANK, is_number
 from ._base import result_type as _array_result_type
 from ._registry import public
 
-_RESULT_TYPE_USAGE = (" * (Tensor tensor, Tensor other)\n * (Number scalar, Tensor tensor)\n"
-                      " * (Tensor tensor, Number other)\n * (Number scalar1, Number scalar2)\n")
+_RESULT_TYPE_USAGE = (
+    " * (Tensor tensor, Tensor other)\n * (Number scalar, Tensor tensor)\n"
+    " * (Tensor tensor, Number other)\n * (Number scalar1, Number scalar2)\n"
+)
 
 
 def _check_dtype(fn, name, pos, d):
@@ -59,8 +62,10 @@ def result_type(tensor, other):
     args = (tensor, other)
     if not all(isinstance(a, Tensor) or is_number(a) for a in args):
         got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args)
-        raise TypeError(f"result_type() received an invalid combination of arguments - got ({got}), but expected "
-                        f"one of:\n{_RESULT_TYPE_USAGE}")
+        raise TypeError(
+            f"result_type() received an invalid combination of arguments - got ({got}), but expected "
+            f"one of:\n{_RESULT_TYPE_USAGE}"
+        )
     if not isinstance(tensor, Tensor) and not isinstance(other, Tensor):
         rank = max(_number_rank(tensor), _number_rank(other))
         return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[rank]

@@ -6,6 +6,7 @@ Formulas follow PyTorch's: the gradient of ``sum`` is ``grad.expand(sizes)``
 among the tied elements (``MaskedFillBackward1``), of ``max(dim)`` the
 gradient scattered to the chosen indices (``ScatterBackward0``).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -14,10 +15,10 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._tensor import Tensor
-from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims, numpy_names
-from ._base import to_float, wrap_dims
+from ._base import array_module, as_array, check_tensor, numpy_names, to_float, wrap_dims
+from ._base import dim as _dim
+from ._base import dims as _dims
 from ._registry import apply, defop, public
-from .inplace import inplace
 from .elementwise import maximum, minimum
 from .inplace import inplace
 from .shape import select
@@ -34,19 +35,27 @@ def _sum_dtype(a):
     return np.int64 if a.dtype.kind in "biu" else None
 
 
-sum_spec = defop("sum", lambda self: as_array(self.sum(dtype=_sum_dtype(self))),
-                 self=lambda F, grad, self_sym_sizes: F.expand(grad, self_sym_sizes))
+sum_spec = defop(
+    "sum",
+    lambda self: as_array(self.sum(dtype=_sum_dtype(self))),
+    self=lambda F, grad, self_sym_sizes: F.expand(grad, self_sym_sizes),
+)
 sum_dim_spec = defop(
-    "sum_dim", lambda self, dim, keepdim=False: as_array(self.sum(axis=dim, keepdims=keepdim, dtype=_sum_dtype(self))),
+    "sum_dim",
+    lambda self, dim, keepdim=False: as_array(self.sum(axis=dim, keepdims=keepdim, dtype=_sum_dtype(self))),
     node="SumBackward1",
-    self=lambda F, grad, self_sym_sizes, dim, keepdim: F.expand(_unsqueeze_multiple(F, grad, dim, keepdim),
-                                                                self_sym_sizes))
+    self=lambda F, grad, self_sym_sizes, dim, keepdim: F.expand(
+        _unsqueeze_multiple(F, grad, dim, keepdim), self_sym_sizes
+    ),
+)
 
 
 def _need_float(a, name):
     if a.dtype.kind != "f":
-        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_dtype.word(a.dtype)}")
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {_dtype.word(a.dtype)}"
+        )
 
 
 def _acc(a):
@@ -68,14 +77,20 @@ def _mean_dim(self, dim, keepdim=False):
     return as_array(self.mean(axis=dim, keepdims=keepdim, dtype=_acc(self)).astype(self.dtype))
 
 
-mean_spec = defop("mean", _mean,
-                  self=lambda F, grad, self_sym_sizes, self_sym_numel: F.div_scalar(F.expand(grad, self_sym_sizes),
-                                                                                    self_sym_numel))
+mean_spec = defop(
+    "mean",
+    _mean,
+    self=lambda F, grad, self_sym_sizes, self_sym_numel: F.div_scalar(F.expand(grad, self_sym_sizes), self_sym_numel),
+)
 mean_dim_spec = defop(
-    "mean_dim", _mean_dim, node="MeanBackward1",
+    "mean_dim",
+    _mean_dim,
+    node="MeanBackward1",
     self=lambda F, grad, self_sym_sizes, dim, keepdim: F.div_scalar(
         F.expand(_unsqueeze_multiple(F, grad, dim, keepdim), self_sym_sizes),
-        int(np.prod([self_sym_sizes[d] for d in dim])) if dim else 1))
+        int(np.prod([self_sym_sizes[d] for d in dim])) if dim else 1,
+    ),
+)
 
 
 @public("sum")
@@ -100,8 +115,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     Raises ``RuntimeError`` for integer input ("Input dtype must be either a floating point"), as PyTorch does."""
     check_tensor("mean", "input", input)
     if dtype is not None and not dtype.is_floating_point:
-        raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point or "
-                           f"complex dtype. Got: {_dtype.word(dtype.np)}")
+        raise RuntimeError(
+            f"mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+            f"complex dtype. Got: {_dtype.word(dtype.np)}"
+        )
     src = input.to(dtype) if dtype is not None else input
     if dim is None:
         return apply(mean_spec, (src,))
@@ -118,9 +135,12 @@ def _evenly_distribute(F, grad, self, result):
 def _extremum_all(np_fn, name):
     def forward(self):
         if self.size == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                               "reduction dim with the 'dim' argument.")
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                "reduction dim with the 'dim' argument."
+            )
         return as_array(np_fn(self))
+
     return forward
 
 
@@ -148,13 +168,26 @@ def _extremum_dim(arg_fn, name):
         if not keepdim:
             idx, vals = xp.squeeze(idx, dim), xp.squeeze(vals, dim)
         return as_array(vals), as_array(idx.astype(np.int64))
+
     return forward
 
 
-max_dim_spec = defop("max_dim", _extremum_dim(np.argmax, "max"), node="MaxBackward0", outputs=("values", "indices"),
-                     nondiff_outputs=("indices",), self=_value_selecting_backward)
-min_dim_spec = defop("min_dim", _extremum_dim(np.argmin, "min"), node="MinBackward0", outputs=("values", "indices"),
-                     nondiff_outputs=("indices",), self=_value_selecting_backward)
+max_dim_spec = defop(
+    "max_dim",
+    _extremum_dim(np.argmax, "max"),
+    node="MaxBackward0",
+    outputs=("values", "indices"),
+    nondiff_outputs=("indices",),
+    self=_value_selecting_backward,
+)
+min_dim_spec = defop(
+    "min_dim",
+    _extremum_dim(np.argmin, "min"),
+    node="MinBackward0",
+    outputs=("values", "indices"),
+    nondiff_outputs=("indices",),
+    self=_value_selecting_backward,
+)
 
 
 def _extremum(spec_all, spec_dim, result_type, name):
@@ -165,11 +198,14 @@ def _extremum(spec_all, spec_dim, result_type, name):
         if dim is None:
             return apply(spec_all, (input,))
         return result_type(apply(spec_dim, (input, _dim(dim, input._data.ndim), bool(keepdim))))
+
     fn.__name__ = name
-    fn.__doc__ = (f"Whole-tensor {name} (``{spec_all.node_cls.__name__}``, a 0-d tensor; tied elements share the "
-                  f"gradient evenly), or with ``dim`` a ``(values, indices)`` named tuple "
-                  f"(``{spec_dim.node_cls.__name__}``; indices are int64 and never require grad).  With a tensor "
-                  f"as second argument, the elementwise {name}imum.")
+    fn.__doc__ = (
+        f"Whole-tensor {name} (``{spec_all.node_cls.__name__}``, a 0-d tensor; tied elements share the "
+        f"gradient evenly), or with ``dim`` a ``(values, indices)`` named tuple "
+        f"(``{spec_dim.node_cls.__name__}``; indices are int64 and never require grad).  With a tensor "
+        f"as second argument, the elementwise {name}imum."
+    )
     return fn
 
 
@@ -194,9 +230,11 @@ def _arg_extremum(np_fn, name):
         if keepdim and d.ndim:
             out = array_module(d).expand_dims(out, axis)
         return Tensor._make(as_array(out).astype(np.int64), input._device)
+
     fn.__name__ = name
-    fn.__doc__ = f"Index of the {name[3:]}imum element (flattened, or along ``dim``) as an int64 tensor; not " \
-                 "differentiable."
+    fn.__doc__ = (
+        f"Index of the {name[3:]}imum element (flattened, or along ``dim``) as an int64 tensor; not differentiable."
+    )
     return fn
 
 
@@ -258,14 +296,17 @@ def _amax_backward(F, grad, self, result, dim, keepdim):
 def _amax_like(np_fn, name):
     def forward(self, dim, keepdim=False):
         if not dim and self.size == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-                               "the reduction dim with the 'dim' argument.")
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                "the reduction dim with the 'dim' argument."
+            )
         if self.ndim == 0:
             return self.copy()
         for d in dim:
             if self.shape[d] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         return as_array(np_fn(self, axis=dim or None, keepdims=keepdim))
+
     return forward
 
 
@@ -277,13 +318,16 @@ def _amax_public(spec, name, word):
     def fn(input, dim=(), keepdim=False):
         check_tensor(name, "input", input)
         return apply(spec, (input, wrap_dims(dim, input._data.ndim), bool(keepdim)))
+
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"The {word} over ``dim`` (an int or a tuple; empty, the default, means every dimension), without "
-                  f"the indices ``{word[:3]}(dim)`` returns (``{spec.node_cls.__name__}``).\n\n    Same dtype and "
-                  "device as the input; the reduced dims are dropped unless ``keepdim``. Tied extremes share the "
-                  "gradient evenly (PyTorch's ``scale_grad_by_count``, ``grad / count * mask``), where "
-                  f"``{word[:3]}`` picks one of them. NaN propagates. Raises RuntimeError for an empty input without "
-                  "``dim`` and for a repeated dim, IndexError for a dim out of range or of size 0.")
+    fn.__doc__ = (
+        f"The {word} over ``dim`` (an int or a tuple; empty, the default, means every dimension), without "
+        f"the indices ``{word[:3]}(dim)`` returns (``{spec.node_cls.__name__}``).\n\n    Same dtype and "
+        "device as the input; the reduced dims are dropped unless ``keepdim``. Tied extremes share the "
+        "gradient evenly (PyTorch's ``scale_grad_by_count``, ``grad / count * mask``), where "
+        f"``{word[:3]}`` picks one of them. NaN propagates. Raises RuntimeError for an empty input without "
+        "``dim`` and for a repeated dim, IndexError for a dim out of range or of size 0."
+    )
     public(name)(fn)
 
 
@@ -318,7 +362,7 @@ def _prod_safe_zeros_backward(F, grad, inp, dim):
     if 0 in shape:
         return F.expand(grad, shape)
     n = shape[dim]
-    ones = _ones(F, shape[:dim] + (1,) + shape[dim + 1:], grad)
+    ones = _ones(F, shape[:dim] + (1,) + shape[dim + 1 :], grad)
     exclusive_normal = F.cumprod(F.cat(dim, ones, F.slice(inp, dim, 0, n - 1, 1)), dim)
     narrow_reverse = F.flip(F.slice(inp, dim, 1, n, 1), (dim,))
     exclusive_reverse = F.flip(F.cumprod(F.cat(dim, ones, narrow_reverse), dim), (dim,))
@@ -363,9 +407,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     empty product is 1. Raises IndexError for a dim out of range."""
     check_tensor("prod", "input", input)
     if dim is not None and not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"prod() received an invalid combination of arguments - got ({type(dim).__name__}), but "
-                        "expected one of: (*, torch.dtype dtype = None) or (int dim, bool keepdim = False, *, "
-                        "torch.dtype dtype = None)")
+        raise TypeError(
+            f"prod() received an invalid combination of arguments - got ({type(dim).__name__}), but "
+            "expected one of: (*, torch.dtype dtype = None) or (int dim, bool keepdim = False, *, "
+            "torch.dtype dtype = None)"
+        )
     src = input.to(dtype) if dtype is not None else input
     if dim is None:
         return apply(prod_spec, (src,))
@@ -379,6 +425,7 @@ def _cumulative(np_fn):
             return self.astype(out, copy=True)
         acc = np.float32 if out == np.float16 else out
         return as_array(np_fn(self, axis=dim, dtype=acc).astype(out, copy=False))
+
     return forward
 
 
@@ -406,7 +453,7 @@ def _cumprod_backward(F, grad, self, dim, result, self_scalar_type):
         return grad
     if not _has_zero(self):
         return F.div(_reversed_cumsum(F, result * grad, dim), self)
-    ones = _ones(F, shape[:dim] + (1,) + shape[dim + 1:], grad)
+    ones = _ones(F, shape[:dim] + (1,) + shape[dim + 1 :], grad)
     grad_input = F.new_zeros(shape, grad)
     for k in range(n):
         if k == 0:
@@ -436,30 +483,44 @@ def _cumulative_public(spec, name, word, grad_doc):
 
     def op_(self, dim, *, dtype=None):
         if dtype is not None and dtype.np != self._data.dtype:
-            raise RuntimeError(f"Bad in-place call: input tensor dtype {_dtype.ctype(self._data.dtype)} and output "
-                               f"tensor dtype {_dtype.ctype(dtype.np)} should match")
+            raise RuntimeError(
+                f"Bad in-place call: input tensor dtype {_dtype.ctype(self._data.dtype)} and output "
+                f"tensor dtype {_dtype.ctype(dtype.np)} should match"
+            )
         return inplace(self, spec, (self, _dim(dim, self._data.ndim), None if dtype is None else dtype.np))
 
     fn.__name__ = fn.__qualname__ = name
     op_.__name__ = op_.__qualname__ = name + "_"
-    fn.__doc__ = (f"Running {word} along ``dim`` (``{spec.node_cls.__name__}``): element k is the {word} of elements "
-                  "0..k.\n\n    Same shape and device; integer and bool input accumulate in int64, ``dtype`` sets the "
-                  f"result dtype (the gradient is cast back to the input's). {grad_doc} Raises IndexError for a dim "
-                  "out of range.")
+    fn.__doc__ = (
+        f"Running {word} along ``dim`` (``{spec.node_cls.__name__}``): element k is the {word} of elements "
+        "0..k.\n\n    Same shape and device; integer and bool input accumulate in int64, ``dtype`` sets the "
+        f"result dtype (the gradient is cast back to the input's). {grad_doc} Raises IndexError for a dim "
+        "out of range."
+    )
     op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``; keeps the tensor's dtype)."
     public(name)(fn)
     public(name + "_", function=False)(op_)
 
 
-_cumulative_public(cumsum_spec, "cumsum", "sum",
-                   "The gradient is the reversed cumulative sum of the incoming gradient (``flip``, ``cumsum``, "
-                   "``flip``, as PyTorch computes it).")
-_cumulative_public(cumprod_spec, "cumprod", "product",
-                   "The gradient is PyTorch's ``cumprod_backward``: exact also where elements are zero.")
+_cumulative_public(
+    cumsum_spec,
+    "cumsum",
+    "sum",
+    "The gradient is the reversed cumulative sum of the incoming gradient (``flip``, ``cumsum``, "
+    "``flip``, as PyTorch computes it).",
+)
+_cumulative_public(
+    cumprod_spec,
+    "cumprod",
+    "product",
+    "The gradient is PyTorch's ``cumprod_backward``: exact also where elements are zero.",
+)
 
 
-VAR_DOF_WARNING = ("{}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
-                   "(input numel divided by output numel).")
+VAR_DOF_WARNING = (
+    "{}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+    "(input numel divided by output numel)."
+)
 
 
 def _variance(self, dim, correction, keepdim):
@@ -516,9 +577,11 @@ def _variance_public(spec, name, word):
         if isinstance(dim, bool):  # PyTorch's overload std(unbiased)
             dim, unbiased = None, dim
         if unbiased is not None and correction is not None:
-            raise TypeError(f"{name}() received an invalid combination of arguments - got (correction=int, "
-                            "unbiased=bool), but expected one of: (tuple of ints dim, bool unbiased, bool keepdim) "
-                            "or (tuple of ints dim, *, Number correction, bool keepdim)")
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got (correction=int, "
+                "unbiased=bool), but expected one of: (tuple of ints dim, bool unbiased, bool keepdim) "
+                "or (tuple of ints dim, *, Number correction, bool keepdim)"
+            )
         c = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
         nd = input._data.ndim
         dims = wrap_dims(dim, nd) or None
@@ -526,17 +589,22 @@ def _variance_public(spec, name, word):
         if n - c <= 0:
             warnings.warn(VAR_DOF_WARNING.format(name), UserWarning, stacklevel=2)
         return apply(spec, (input, dims, c, bool(keepdim)))
+
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"The {word} over all elements or along ``dim`` (an int or a tuple), with Bessel's correction by "
-                  f"default (``{spec.node_cls.__name__}``).\n\n    ``correction`` (keyword) is subtracted from the "
-                  "number of elements in the denominator; the older ``unbiased=False`` means ``correction=0`` (giving "
-                  "both raises TypeError). Reduced dims are dropped unless ``keepdim``. Float input only "
-                  "(RuntimeError \"std and var only support floating point and complex dtypes\" otherwise); same "
-                  "dtype and device. When the correction leaves no degrees of freedom, warns as PyTorch does and "
-                  "returns nan/inf. The gradient is PyTorch's "
-                  + ("``var_backward``, ``2 / (n - correction) * grad * (x - mean)``."
-                     if name == "var" else "``std_backward``: ``var_backward`` of ``grad / (2 * result)``, zero "
-                     "where the result is zero."))
+    fn.__doc__ = (
+        f"The {word} over all elements or along ``dim`` (an int or a tuple), with Bessel's correction by "
+        f"default (``{spec.node_cls.__name__}``).\n\n    ``correction`` (keyword) is subtracted from the "
+        "number of elements in the denominator; the older ``unbiased=False`` means ``correction=0`` (giving "
+        "both raises TypeError). Reduced dims are dropped unless ``keepdim``. Float input only "
+        '(RuntimeError "std and var only support floating point and complex dtypes" otherwise); same '
+        "dtype and device. When the correction leaves no degrees of freedom, warns as PyTorch does and "
+        "returns nan/inf. The gradient is PyTorch's "
+        + (
+            "``var_backward``, ``2 / (n - correction) * grad * (x - mean)``."
+            if name == "var"
+            else "``std_backward``: ``var_backward`` of ``grad / (2 * result)``, zero where the result is zero."
+        )
+    )
     public(name)(fn)
 
 
@@ -620,10 +688,15 @@ def _selected_backward(F, grad, dim, indices, self_sym_sizes):
 
 
 sort_spec = defop("sort", _sort, outputs=("values", "indices"), nondiff_outputs=("indices",), self=_selected_backward)
-sort_stable_spec = defop("sort_stable", _sort, node="SortBackward1", outputs=("values", "indices"),
-                         nondiff_outputs=("indices",), self=_selected_backward)
-topk_spec = defop("topk", _topk, outputs=("values", "indices"), nondiff_outputs=("indices",),
-                  self=_selected_backward)
+sort_stable_spec = defop(
+    "sort_stable",
+    _sort,
+    node="SortBackward1",
+    outputs=("values", "indices"),
+    nondiff_outputs=("indices",),
+    self=_selected_backward,
+)
+topk_spec = defop("topk", _topk, outputs=("values", "indices"), nondiff_outputs=("indices",), self=_selected_backward)
 
 
 @public("sort")
@@ -667,8 +740,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
     scattered back to the chosen positions. Raises RuntimeError "selected index k out of range" unless
     ``0 <= k <= input.size(dim)``, IndexError for a dim out of range."""
     check_tensor("topk", "input", input)
-    return return_types.topk(apply(topk_spec, (input, int(k), _dim(dim, input._data.ndim), bool(largest),
-                                               bool(sorted))))
+    return return_types.topk(
+        apply(topk_spec, (input, int(k), _dim(dim, input._data.ndim), bool(largest), bool(sorted)))
+    )
 
 
 # -- scatter / gather ---------------------------------------------------------------------------------------------
@@ -692,8 +766,10 @@ def _check(name, self, dim, index, src=None):
             raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
         for d, (i, n) in enumerate(zip(i_shape, s_shape)):
             if d != dim and i > n:
-                raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be no "
-                                   f"larger than self {list(self.shape)} apart from dimension {dim}")
+                raise RuntimeError(
+                    f"Size does not match at dimension {d} expected index {list(index.shape)} to be no "
+                    f"larger than self {list(self.shape)} apart from dimension {dim}"
+                )
     else:
         if hasattr(src, "dtype") and src.dtype != self.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
@@ -706,16 +782,21 @@ def _check(name, self, dim, index, src=None):
         if hasattr(src, "shape"):
             wrong = wrong or any(i > n for i, n in zip(i_shape, _nonempty(src.shape)))
             if wrong:
-                raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
-                                   f"apart from dimension {dim} and to be no larger size than src {list(src.shape)}")
+                raise RuntimeError(
+                    f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                    f"apart from dimension {dim} and to be no larger size than src {list(src.shape)}"
+                )
         elif wrong:
-            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
-                               f"apart from dimension {dim}")
+            raise RuntimeError(
+                f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                f"apart from dimension {dim}"
+            )
     size = _nonempty(self.shape)[dim]
     bad = (index < 0) | (index >= size)
     if bad.any():
-        raise RuntimeError(f"index {int(index[bad].reshape(-1)[0])} is out of bounds for dimension {dim} with size "
-                           f"{size}")
+        raise RuntimeError(
+            f"index {int(index[bad].reshape(-1)[0])} is out of bounds for dimension {dim} with size {size}"
+        )
 
 
 def _src_part(src, index):
@@ -758,22 +839,39 @@ def _scatter_add(self, dim, index, src):
     return out.reshape(self.shape)
 
 
-scatter_spec = defop("scatter", lambda self, index, src, dim: _scatter(self, dim, index, src),
-                     inputs=("self", "index", "src"), nondiff=("index",), node="ScatterBackward0",
-                     self=lambda F, grad, dim, index: F.scatter_value(grad, index, 0.0, dim),
-                     src=lambda F, grad, dim, index: F.gather(grad, index, dim))
-scatter_value_spec = defop("scatter_value", lambda self, index, value, dim: _scatter(self, dim, index, value),
-                           inputs=("self", "index"), nondiff=("index",), node="ScatterBackward1",
-                           self=lambda F, grad, dim, index: F.scatter_value(grad, index, 0.0, dim))
-gather_spec = defop("gather", lambda self, index, dim: _gather(self, dim, index), inputs=("self", "index"),
-                    nondiff=("index",),
-                    # PyTorch's gather_backward saves self (not only its sizes): changing it in place breaks backward
-                    self=lambda F, grad, self, dim, index: F.scatter_add(F.new_zeros(tuple(self.shape), grad),
-                                                                         index, grad, dim))
-scatter_add_spec = defop("scatter_add", lambda self, index, src, dim: _scatter_add(self, dim, index, src),
-                         inputs=("self", "index", "src"), nondiff=("index",),
-                         self=lambda F, grad: grad,
-                         src=lambda F, grad, dim, index: F.gather(grad, index, dim))
+scatter_spec = defop(
+    "scatter",
+    lambda self, index, src, dim: _scatter(self, dim, index, src),
+    inputs=("self", "index", "src"),
+    nondiff=("index",),
+    node="ScatterBackward0",
+    self=lambda F, grad, dim, index: F.scatter_value(grad, index, 0.0, dim),
+    src=lambda F, grad, dim, index: F.gather(grad, index, dim),
+)
+scatter_value_spec = defop(
+    "scatter_value",
+    lambda self, index, value, dim: _scatter(self, dim, index, value),
+    inputs=("self", "index"),
+    nondiff=("index",),
+    node="ScatterBackward1",
+    self=lambda F, grad, dim, index: F.scatter_value(grad, index, 0.0, dim),
+)
+gather_spec = defop(
+    "gather",
+    lambda self, index, dim: _gather(self, dim, index),
+    inputs=("self", "index"),
+    nondiff=("index",),
+    # PyTorch's gather_backward saves self (not only its sizes): changing it in place breaks backward
+    self=lambda F, grad, self, dim, index: F.scatter_add(F.new_zeros(tuple(self.shape), grad), index, grad, dim),
+)
+scatter_add_spec = defop(
+    "scatter_add",
+    lambda self, index, src, dim: _scatter_add(self, dim, index, src),
+    inputs=("self", "index", "src"),
+    nondiff=("index",),
+    self=lambda F, grad: grad,
+    src=lambda F, grad, dim, index: F.gather(grad, index, dim),
+)
 
 
 def _scatter_args(input, dim, index, src, value, name):
@@ -839,8 +937,9 @@ def scatter_add_(self, dim, index, src):
 # -- norm ------------------------------------------------------------------------------------------------------------
 def _vector_norm(self, ord, dim, keepdim):
     if self.dtype.kind != "f":
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_dtype.word(self.dtype)}")
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_dtype.word(self.dtype)}"
+        )
     xp = array_module(self)
     a = xp.abs(self)
     if ord == 2:
@@ -850,7 +949,7 @@ def _vector_norm(self, ord, dim, keepdim):
     elif ord == float("inf"):
         out = a.max(axis=dim, keepdims=keepdim)
     else:
-        out = (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
+        out = (a**ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
     return as_array(out.astype(self.dtype))
 
 
@@ -877,8 +976,15 @@ def norm(input, p=2, dim=None, keepdim=False, dtype=None):
     if p == "fro":
         p = 2
     src = input.to(dtype) if dtype is not None else input
-    return apply(norm_spec, (src, float(p) if p not in (1, 2) else p, _dims(dim, src._data.ndim) if dim is not None
-                             else None, bool(keepdim)))
+    return apply(
+        norm_spec,
+        (
+            src,
+            float(p) if p not in (1, 2) else p,
+            _dims(dim, src._data.ndim) if dim is not None else None,
+            bool(keepdim),
+        ),
+    )
 
 
 # -- softmax / log_softmax -----------------------------------------------------------------------------------------
@@ -908,33 +1014,52 @@ def _log_softmax(self, dim):
     return as_array((z - np.log(np.exp(z).sum(axis=d, keepdims=True))).astype(self.dtype, copy=False))
 
 
-softmax_spec = defop("softmax", _softmax, node="SoftmaxBackward0",
-                     self=lambda F, grad, result, dim, self_scalar_type: F.softmax_backward_data(
-                         grad, result, dim, self_scalar_type))
-log_softmax_spec = defop("log_softmax", _log_softmax, node="LogSoftmaxBackward0",
-                         self=lambda F, grad, result, dim, self_scalar_type: F.log_softmax_backward_data(
-                             grad, result, dim, self_scalar_type))
+softmax_spec = defop(
+    "softmax",
+    _softmax,
+    node="SoftmaxBackward0",
+    self=lambda F, grad, result, dim, self_scalar_type: F.softmax_backward_data(grad, result, dim, self_scalar_type),
+)
+log_softmax_spec = defop(
+    "log_softmax",
+    _log_softmax,
+    node="LogSoftmaxBackward0",
+    self=lambda F, grad, result, dim, self_scalar_type: F.log_softmax_backward_data(
+        grad, result, dim, self_scalar_type
+    ),
+)
 
 
 def _sdim(x, dim):
     return dim if len(x.shape) else ()
 
 
-defop("softmax_backward_data",
-      lambda grad_output, output, dim, input_dtype: as_array(
-          output * (grad_output - (grad_output * output).sum(axis=dim if output.ndim else None, keepdims=True))),
-      inputs=("grad_output", "output"), node="SoftmaxBackwardDataBackward0",
-      grad_output=lambda F, grad, output, dim, input_dtype: F.softmax_backward_data(grad, output, dim, input_dtype),
-      output=lambda F, grad, grad_output, dim, output: (
-          grad_output * grad - F.sum_dim(output * grad_output, _sdim(output, dim), True) * grad
-          - grad_output * F.sum_dim(output * grad, _sdim(output, dim), True)))
-defop("log_softmax_backward_data",
-      lambda grad_output, output, dim, input_dtype: as_array(
-          grad_output - np.exp(output) * grad_output.sum(axis=dim if output.ndim else None, keepdims=True)),
-      inputs=("grad_output", "output"), node="LogSoftmaxBackwardDataBackward0",
-      grad_output=lambda F, grad, output, dim: grad - F.sum_dim(grad * F.exp(output), _sdim(output, dim), True),
-      output=lambda F, grad, grad_output, dim, output: -F.sum_dim(grad_output, _sdim(output, dim), True)
-      * F.exp(output) * grad)
+defop(
+    "softmax_backward_data",
+    lambda grad_output, output, dim, input_dtype: as_array(
+        output * (grad_output - (grad_output * output).sum(axis=dim if output.ndim else None, keepdims=True))
+    ),
+    inputs=("grad_output", "output"),
+    node="SoftmaxBackwardDataBackward0",
+    grad_output=lambda F, grad, output, dim, input_dtype: F.softmax_backward_data(grad, output, dim, input_dtype),
+    output=lambda F, grad, grad_output, dim, output: (
+        grad_output * grad
+        - F.sum_dim(output * grad_output, _sdim(output, dim), True) * grad
+        - grad_output * F.sum_dim(output * grad, _sdim(output, dim), True)
+    ),
+)
+defop(
+    "log_softmax_backward_data",
+    lambda grad_output, output, dim, input_dtype: as_array(
+        grad_output - np.exp(output) * grad_output.sum(axis=dim if output.ndim else None, keepdims=True)
+    ),
+    inputs=("grad_output", "output"),
+    node="LogSoftmaxBackwardDataBackward0",
+    grad_output=lambda F, grad, output, dim: grad - F.sum_dim(grad * F.exp(output), _sdim(output, dim), True),
+    output=lambda F, grad, grad_output, dim, output: (
+        -F.sum_dim(grad_output, _sdim(output, dim), True) * F.exp(output) * grad
+    ),
+)
 
 
 @public("softmax")

@@ -7,6 +7,7 @@ view of the incoming gradient (``grad.t()`` for ``t``), ``select`` and
 ``slice`` call the differentiable ``select_backward``/``slice_backward``,
 and ``cat`` slices its gradient back apart.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -14,20 +15,21 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Size, Tensor
-from ._base import array_module, as_array, check_tensor, dim as _dim, dims as _dims, numpy_names, promote_types
+from .._tensor import INFERENCE_INPLACE_MESSAGE, Size, Tensor
+from ..autograd.grad_mode import _state
+from ._base import array_module, as_array, check_tensor, numpy_names, promote_types, wrap_dims
+from ._base import dim as _dim
+from ._base import dims as _dims
 from ._registry import apply, defop, public
 from .copy import clone
-from .views import mark_multi_output_views
 from .inplace import check_inplace_allowed, inplace
-from ..autograd.grad_mode import _state
-from .._tensor import INFERENCE_INPLACE_MESSAGE
-from ._base import wrap_dims
+from .views import mark_multi_output_views
 
 T_WARNING = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will throw "
     "an error in a future release. Consider `x.mT` to transpose batches of matrices or "
-    "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
+    "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor."
+)
 T_0D_WARNING = "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
 MT_0D_WARNING = "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases."
 _warned = set()
@@ -61,8 +63,10 @@ def infer_shape(shape, numel):
             known *= s
     if -1 in shape:
         if numel == 0 and known == 0:
-            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape [{', '.join(map(str, shape))}] because "
-                               "the unspecified dimension size -1 can be any value and is ambiguous")
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape [{', '.join(map(str, shape))}] because "
+                "the unspecified dimension size -1 can be any value and is ambiguous"
+            )
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -76,8 +80,10 @@ def _view(self, size):
     try:
         out.shape = infer_shape(size, self.size)  # refuses when a copy would be needed
     except AttributeError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        ) from None
     return out
 
 
@@ -96,8 +102,12 @@ def _reshape_back(F, grad, self_sym_sizes):
 
 view_spec = defop("view", _view, view=True, self=_reshape_back)
 reshape_alias_spec = defop("reshape_alias", _view, node="ReshapeAliasBackward0", view=True, self=_reshape_back)
-unsafe_view_spec = defop("unsafe_view", lambda self, size: as_array(self.reshape(infer_shape(size, self.size))),
-                         node="UnsafeViewBackward0", self=_reshape_back)
+unsafe_view_spec = defop(
+    "unsafe_view",
+    lambda self, size: as_array(self.reshape(infer_shape(size, self.size))),
+    node="UnsafeViewBackward0",
+    self=_reshape_back,
+)
 
 
 def _t(self):
@@ -107,49 +117,59 @@ def _t(self):
 
 
 t_spec = defop("t", _t, view=True, self=lambda F, grad: F.t(grad))
-transpose_spec = defop("transpose", lambda self, dim0, dim1: array_module(self).swapaxes(self, dim0, dim1)
-                       if self.ndim else self.view(), view=True,
-                       self=lambda F, grad, dim0, dim1: F.transpose(grad, dim0, dim1))
+transpose_spec = defop(
+    "transpose",
+    lambda self, dim0, dim1: array_module(self).swapaxes(self, dim0, dim1) if self.ndim else self.view(),
+    view=True,
+    self=lambda F, grad, dim0, dim1: F.transpose(grad, dim0, dim1),
+)
 
 
 def _permute(self, dims):
     if len(dims) != self.ndim:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
-                           f"length of the desired ordering of dimensions i.e. input.dim() = {self.ndim} is not "
-                           f"equal to len(dims) = {len(dims)}")
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {self.ndim} is not "
+            f"equal to len(dims) = {len(dims)}"
+        )
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return array_module(self).transpose(self, dims)
 
 
-permute_spec = defop("permute", _permute, view=True,
-                     self=lambda F, grad, dims: F.permute(grad, tuple(int(i) for i in np.argsort(dims))))
+permute_spec = defop(
+    "permute", _permute, view=True, self=lambda F, grad, dims: F.permute(grad, tuple(int(i) for i in np.argsort(dims)))
+)
 
 
 def _expand(self, size):
     size = tuple(size)
     if len(size) < self.ndim:
-        raise RuntimeError(f"expand({_dtype.type_string(self.dtype)}{{[{', '.join(map(str, self.shape))}]}}, "
-                           f"size=[{', '.join(map(str, size))}]): the number of sizes provided ({len(size)}) must be "
-                           f"greater or equal to the number of dimensions in the tensor ({self.ndim})")
+        raise RuntimeError(
+            f"expand({_dtype.type_string(self.dtype)}{{[{', '.join(map(str, self.shape))}]}}, "
+            f"size=[{', '.join(map(str, size))}]): the number of sizes provided ({len(size)}) must be "
+            f"greater or equal to the number of dimensions in the tensor ({self.ndim})"
+        )
     lead = len(size) - self.ndim
     target = []
     for i, s in enumerate(size):
         if i >= lead and s == -1:
             s = self.shape[i - lead]
         elif s == -1:
-            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
-                               f"dimension {i}")
+            raise RuntimeError(
+                f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+            )
         if i >= lead and self.shape[i - lead] not in (1, s):
-            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
-                               f"({self.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
-                               f"[{', '.join(map(str, size))}].  Tensor sizes: [{', '.join(map(str, self.shape))}]")
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size "
+                f"({self.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
+                f"[{', '.join(map(str, size))}].  Tensor sizes: [{', '.join(map(str, self.shape))}]"
+            )
         target.append(s)
     return array_module(self).broadcast_to(self, tuple(target))
 
 
-expand_spec = defop("expand", _expand, view=True,
-                    self=lambda F, grad, self_sym_sizes: F.sum_to(grad, self_sym_sizes))
+expand_spec = defop("expand", _expand, view=True, self=lambda F, grad, self_sym_sizes: F.sum_to(grad, self_sym_sizes))
 
 
 def _unsqueeze_to(F, grad, self_sym_sizes):
@@ -159,8 +179,12 @@ def _unsqueeze_to(F, grad, self_sym_sizes):
     return grad
 
 
-squeeze_spec = defop("squeeze", lambda self: array_module(self).squeeze(self) if self.ndim else self.view(),
-                     view=True, self=_unsqueeze_to)
+squeeze_spec = defop(
+    "squeeze",
+    lambda self: array_module(self).squeeze(self) if self.ndim else self.view(),
+    view=True,
+    self=_unsqueeze_to,
+)
 
 
 def _squeeze_dim(self, dim):
@@ -175,8 +199,7 @@ def _squeeze_dim_backward(F, grad, self_sym_sizes, dim):
     return grad
 
 
-squeeze_dim_spec = defop("squeeze_dim", _squeeze_dim, node="SqueezeBackward1", view=True,
-                         self=_squeeze_dim_backward)
+squeeze_dim_spec = defop("squeeze_dim", _squeeze_dim, node="SqueezeBackward1", view=True, self=_squeeze_dim_backward)
 
 
 def _squeeze_dims(self, dims):
@@ -192,13 +215,17 @@ def _squeeze_dims_backward(F, grad, self_sym_sizes, dims):
     return grad
 
 
-squeeze_dims_spec = defop("squeeze_dims", _squeeze_dims, node="SqueezeBackward2", view=True,
-                          self=_squeeze_dims_backward)
+squeeze_dims_spec = defop(
+    "squeeze_dims", _squeeze_dims, node="SqueezeBackward2", view=True, self=_squeeze_dims_backward
+)
 # matmul's ``squeeze_(0)`` after ``vector @ matrix``: PyTorch's node for the in-place squeeze
-squeeze_inplace_spec = defop("squeeze_inplace_dim", _squeeze_dim, node="SqueezeBackward4",
-                             self=_squeeze_dim_backward)
-unsqueeze_spec = defop("unsqueeze", lambda self, dim: array_module(self).expand_dims(self, dim), view=True,
-                       self=lambda F, grad, dim: F.squeeze_dim(grad, dim))
+squeeze_inplace_spec = defop("squeeze_inplace_dim", _squeeze_dim, node="SqueezeBackward4", self=_squeeze_dim_backward)
+unsqueeze_spec = defop(
+    "unsqueeze",
+    lambda self, dim: array_module(self).expand_dims(self, dim),
+    view=True,
+    self=lambda F, grad, dim: F.squeeze_dim(grad, dim),
+)
 alias_spec = defop("alias", lambda self: self.view(), view=True, self=lambda F, grad: grad)
 
 
@@ -226,16 +253,32 @@ def _slice_backward(grad_output, input_sizes, dim, start, end, step):
     return out
 
 
-select_spec = defop("select", _select, view=True,
-                    self=lambda F, grad, self_sym_sizes, dim, index: F.select_backward(grad, self_sym_sizes, dim,
-                                                                                       index))
-defop("select_backward", _select_backward, inputs=("grad_output",),
-      grad_output=lambda F, grad, dim, index: F.select(grad, dim, index))
-slice_spec = defop("slice", _slice, view=True,
-                   self=lambda F, grad, self_sym_sizes, dim, start, end, step: F.slice_backward(
-                       grad, self_sym_sizes, dim, start, end, step))
-defop("slice_backward", _slice_backward, inputs=("grad_output",),
-      grad_output=lambda F, grad, dim, start, end, step: F.slice(grad, dim, start, end, step))
+select_spec = defop(
+    "select",
+    _select,
+    view=True,
+    self=lambda F, grad, self_sym_sizes, dim, index: F.select_backward(grad, self_sym_sizes, dim, index),
+)
+defop(
+    "select_backward",
+    _select_backward,
+    inputs=("grad_output",),
+    grad_output=lambda F, grad, dim, index: F.select(grad, dim, index),
+)
+slice_spec = defop(
+    "slice",
+    _slice,
+    view=True,
+    self=lambda F, grad, self_sym_sizes, dim, start, end, step: F.slice_backward(
+        grad, self_sym_sizes, dim, start, end, step
+    ),
+)
+defop(
+    "slice_backward",
+    _slice_backward,
+    inputs=("grad_output",),
+    grad_output=lambda F, grad, dim, start, end, step: F.slice(grad, dim, start, end, step),
+)
 
 
 @public("select")
@@ -252,8 +295,9 @@ def select(input, dim, index):
     d = _dim(dim, input._data.ndim)
     size = input._data.shape[d]
     if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
-                         f"dimension {d}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}"
+        )
     return apply(select_spec, (input, d, index % size))
 
 
@@ -291,8 +335,10 @@ def _cat(dim, *tensors):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {a.ndim}")
         for k in range(a.ndim):
             if k != d and a.shape[k] != first.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
-                                   f"{first.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{first.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list."
+                )
     return array_module(first).concatenate([a.astype(dtype, copy=False) for _, a in kept], axis=d)
 
 
@@ -312,16 +358,20 @@ def _stack(dim, *tensors):
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, a in enumerate(tensors[1:], 1):
         if a.shape != tensors[0].shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"[{', '.join(map(str, tensors[0].shape))}] at entry 0 and "
-                               f"[{', '.join(map(str, a.shape))}] at entry {i}")
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got "
+                f"[{', '.join(map(str, tensors[0].shape))}] at entry 0 and "
+                f"[{', '.join(map(str, a.shape))}] at entry {i}"
+            )
     return array_module(tensors[0]).stack(tensors, axis=dim)
 
 
 cat_spec = defop("cat", _cat, tensors=_cat_backward)
-stack_spec = defop("stack", _stack,
-                   tensors=lambda F, grad, dim, tensors_sym_sizes: [F.select(grad, dim, i)
-                                                                    for i in range(len(tensors_sym_sizes))])
+stack_spec = defop(
+    "stack",
+    _stack,
+    tensors=lambda F, grad, dim, tensors_sym_sizes: [F.select(grad, dim, i) for i in range(len(tensors_sym_sizes))],
+)
 
 
 def _unbind(self, dim):
@@ -434,9 +484,9 @@ def flatten(input, start_dim=0, end_dim=-1):
         return input
     shp = input._data.shape
     n = 1
-    for k in shp[s:e + 1]:
+    for k in shp[s : e + 1]:
         n *= k
-    return input.reshape(shp[:s] + (n,) + shp[e + 1:])
+    return input.reshape(shp[:s] + (n,) + shp[e + 1 :])
 
 
 @public("t")
@@ -537,8 +587,9 @@ def _repeat(self, repeats):
     out_shape = [r * s for r, s in zip(repeats, shape)]
     for s in out_shape:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"[{', '.join(map(str, out_shape))}]")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: [{', '.join(map(str, out_shape))}]"
+            )
     return array_module(self).tile(self, repeats) if repeats else self.copy()
 
 
@@ -621,9 +672,11 @@ def _roll(self, shifts, dims):
     return array_module(self).roll(self, shifts if dims else shifts[0], axis=dims or None)
 
 
-roll_spec = defop("roll", _roll,
-                  self=lambda F, grad, shifts, dims: F.roll(grad, tuple(-s for s in reversed(shifts)),
-                                                            tuple(reversed(dims))))
+roll_spec = defop(
+    "roll",
+    _roll,
+    self=lambda F, grad, shifts, dims: F.roll(grad, tuple(-s for s in reversed(shifts)), tuple(reversed(dims))),
+)
 
 
 @public("roll")
@@ -653,8 +706,10 @@ def movedim(input, source, destination):
     src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
     dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
     if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
-                           f"the same number of dims as destination ({list(dst)} dims)")
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+            f"the same number of dims as destination ({list(dst)} dims)"
+        )
     nsrc, ndst = [_dim(d, nd) for d in src], [_dim(d, nd) for d in dst]
     for name, given, normal in (("source", src, nsrc), ("destination", dst, ndst)):
         if len(set(normal)) != len(normal):
@@ -720,13 +775,24 @@ def _diagonal_grad(F, grad, self_sym_sizes, offset, dim1, dim2):
     return F.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
 
 
-diagonal_spec = defop("diagonal", lambda self, offset, dim1, dim2: _diagonal_view(self, offset, dim1, dim2),
-                      view=True, self=_diagonal_grad)
-diagonal_copy_spec = defop("diagonal_copy", lambda self, offset, dim1, dim2: _diagonal_view(self, offset, dim1,
-                                                                                             dim2).copy(),
-                           node="DiagonalBackward0_copy", self=_diagonal_grad)
-defop("diagonal_backward", _diagonal_backward, inputs=("grad_output",),
-      grad_output=lambda F, grad, offset, dim1, dim2: F.diagonal(grad, offset, dim1, dim2))
+diagonal_spec = defop(
+    "diagonal",
+    lambda self, offset, dim1, dim2: _diagonal_view(self, offset, dim1, dim2),
+    view=True,
+    self=_diagonal_grad,
+)
+diagonal_copy_spec = defop(
+    "diagonal_copy",
+    lambda self, offset, dim1, dim2: _diagonal_view(self, offset, dim1, dim2).copy(),
+    node="DiagonalBackward0_copy",
+    self=_diagonal_grad,
+)
+defop(
+    "diagonal_backward",
+    _diagonal_backward,
+    inputs=("grad_output",),
+    grad_output=lambda F, grad, offset, dim1, dim2: F.diagonal(grad, offset, dim1, dim2),
+)
 
 
 def _diag_embed(self, offset, dim1, dim2):
@@ -740,8 +806,9 @@ def _diag_embed(self, offset, dim1, dim2):
     return out
 
 
-diag_embed_spec = defop("diag_embed", _diag_embed,
-                        self=lambda F, grad, offset, dim1, dim2: F.diagonal(grad, offset, dim1, dim2))
+diag_embed_spec = defop(
+    "diag_embed", _diag_embed, self=lambda F, grad, offset, dim1, dim2: F.diagonal(grad, offset, dim1, dim2)
+)
 
 
 @public("diagonal")
@@ -820,6 +887,7 @@ def _triangle(np_fn, name):
         if self.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
         return as_array(np_fn(self, diagonal))
+
     return forward
 
 
@@ -837,10 +905,12 @@ def _triangle_public(name, spec, part):
 
     fn.__name__ = fn.__qualname__ = name
     op_.__name__ = op_.__qualname__ = name + "_"
-    fn.__doc__ = (f"The {part} triangle of the last two dimensions (on and {'above' if name == 'triu' else 'below'} "
-                  f"the ``diagonal``-th diagonal), zeros elsewhere (``{spec.node_cls.__name__}``; the gradient is the "
-                  f"same triangle of the incoming gradient).\n\n    Same shape, dtype and device. Raises RuntimeError "
-                  f"below 2 dimensions (\"{name}: input tensor must have at least 2 dimensions\").")
+    fn.__doc__ = (
+        f"The {part} triangle of the last two dimensions (on and {'above' if name == 'triu' else 'below'} "
+        f"the ``diagonal``-th diagonal), zeros elsewhere (``{spec.node_cls.__name__}``; the gradient is the "
+        f"same triangle of the incoming gradient).\n\n    Same shape, dtype and device. Raises RuntimeError "
+        f'below 2 dimensions ("{name}: input tensor must have at least 2 dimensions").'
+    )
     op_.__doc__ = f"In-place :meth:`{name}` (node ``{spec.node_cls.__name__}``)."
     public(name)(fn)
     public(name + "_", function=False)(op_)
@@ -867,8 +937,9 @@ def _split_with_sizes(self, split_sizes, dim):
 
 
 split_spec = defop("split", _split, outputs="*", view=True, self=lambda F, grads, dim: F.cat(dim, *grads))
-split_with_sizes_spec = defop("split_with_sizes", _split_with_sizes, outputs="*", view=True,
-                              self=lambda F, grads, dim: F.cat(dim, *grads))
+split_with_sizes_spec = defop(
+    "split_with_sizes", _split_with_sizes, outputs="*", view=True, self=lambda F, grads, dim: F.cat(dim, *grads)
+)
 
 
 @public("split")
@@ -895,11 +966,15 @@ def split(tensor, split_size_or_sections, dim=0):
         return mark_multi_output_views(apply(split_spec, (tensor, size, d)))
     sizes = tuple(int(s) for s in split_size_or_sections)
     if any(s < 0 for s in sizes):
-        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
-                           f"split_sizes=[{', '.join(map(str, sizes))}]")
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes=[{', '.join(map(str, sizes))}]"
+        )
     if sum(sizes) != n:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                           f"dimension {d}), but got split_sizes=[{', '.join(map(str, sizes))}]")
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+            f"dimension {d}), but got split_sizes=[{', '.join(map(str, sizes))}]"
+        )
     return mark_multi_output_views(apply(split_with_sizes_spec, (tensor, sizes, d)))
 
 
@@ -931,13 +1006,24 @@ def _t_(self):
 
 
 t_inplace_spec = defop("t_", _t_, node="TBackward1", self=lambda F, grad: F.t(grad))
-transpose_inplace_spec = defop("transpose_", lambda self, dim0, dim1: array_module(self).swapaxes(self, dim0, dim1)
-                               if self.ndim else self.view(), node="TransposeBackward1",
-                               self=lambda F, grad, dim0, dim1: F.transpose(grad, dim0, dim1))
-squeeze_all_inplace_spec = defop("squeeze_", lambda self: array_module(self).squeeze(self) if self.ndim
-                                 else self.view(), node="SqueezeBackward3", self=_unsqueeze_to)
-unsqueeze_inplace_spec = defop("unsqueeze_", lambda self, dim: array_module(self).expand_dims(self, dim),
-                               node="UnsqueezeBackward1", self=lambda F, grad, dim: F.squeeze_dim(grad, dim))
+transpose_inplace_spec = defop(
+    "transpose_",
+    lambda self, dim0, dim1: array_module(self).swapaxes(self, dim0, dim1) if self.ndim else self.view(),
+    node="TransposeBackward1",
+    self=lambda F, grad, dim0, dim1: F.transpose(grad, dim0, dim1),
+)
+squeeze_all_inplace_spec = defop(
+    "squeeze_",
+    lambda self: array_module(self).squeeze(self) if self.ndim else self.view(),
+    node="SqueezeBackward3",
+    self=_unsqueeze_to,
+)
+unsqueeze_inplace_spec = defop(
+    "unsqueeze_",
+    lambda self, dim: array_module(self).expand_dims(self, dim),
+    node="UnsqueezeBackward1",
+    self=lambda F, grad, dim: F.squeeze_dim(grad, dim),
+)
 
 
 def inplace_view(t, spec, args):

@@ -23,14 +23,15 @@ chain of views (slices, transposes, selects, expands) is covered.  The
 backward of both nodes is written against the namespace ``F``, so it is
 recorded too when ``create_graph=True``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from .._device import data_ptr
+from .._tensor import NO_GRAD_VIEW_BASE_CHANGED, Tensor
 from ..autograd.grad_mode import _state
 from ..autograd.graph import Node, short_name
-from .._tensor import NO_GRAD_VIEW_BASE_CHANGED, Tensor
-from .._device import data_ptr
 from ._base import array_module
 
 
@@ -92,8 +93,9 @@ def strided_geometry(base_arr, view_arr):
 def _as_strided(self, size, stride, storage_offset):
     flat = self.reshape(-1)
     item = self.dtype.itemsize
-    return array_module(self).lib.stride_tricks.as_strided(flat[storage_offset:], shape=size,
-                                                           strides=tuple(s * item for s in stride))
+    return array_module(self).lib.stride_tricks.as_strided(
+        flat[storage_offset:], shape=size, strides=tuple(s * item for s in stride)
+    )
 
 
 def _as_strided_backward(F, grad, self_sym_sizes, size, stride, storage_offset):
@@ -238,17 +240,17 @@ def mark_multi_output_views(outs):
 _MODE_WORDS = {"no_grad": ("no_grad", "with grad mode enabled"), "inference": ("inference", "in normal mode")}
 _REASONS = {
     "multi": " This view is the output of a function that returns multiple views. Such functions do not allow the "
-             "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.",
+    "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.",
     "no_grad": " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
-               "by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-               "inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    "by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked).",
     "inference": " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
-                 "by moving both the view and the inplace either both inside the inference_mode block (if you don't "
-                 "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    "by moving both the view and the inplace either both inside the inference_mode block (if you don't "
+    "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
     "custom": " This view was created inside a custom Function (or because an input was returned as-is) and the "
-              "autograd logic to handle view+inplace would override the custom backward associated with the custom "
-              "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
-              "the output of the custom Function.",
+    "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+    "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+    "the output of the custom Function.",
 }
 
 
@@ -256,15 +258,18 @@ def rebase_message(view, indirect: bool) -> str:
     """PyTorch's error for changing in place (``indirect``: through its base or another view) a view whose
     creation forbids it (``handle_view_on_rebase``)."""
     meta = view._creation_meta
-    modified = "its base or another view of its base has been modified inplace" if indirect else \
-        "is being modified inplace"
+    modified = (
+        "its base or another view of its base has been modified inplace" if indirect else "is being modified inplace"
+    )
     fn = view._grad_fn
     mode, when = _MODE_WORDS.get(meta, ("no_grad", "with grad mode enabled"))
     if fn is not None and type(fn) is not Invalid:
         name = short_name(fn.name())
         if meta in _MODE_WORDS:  # a recorded view of a view made under no_grad / in inference mode
-            head = f"Output {view._output_nr} of {name} is a view of a view which was created in {mode} mode and " \
-                   f"{modified} {when}."
+            head = (
+                f"Output {view._output_nr} of {name} is a view of a view which was created in {mode} mode and "
+                f"{modified} {when}."
+            )
         else:
             head = f"Output {view._output_nr} of {name} is a view and {modified}."
     else:

@@ -4,24 +4,48 @@ This is the front door of the autograd core: it takes tensors from the user,
 checks them with PyTorch's messages, and runs the engine.  Like
 ``torch.autograd``'s, it is the one part of the core that uses the tensor API.
 """
+
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
+from .. import _tensor
 from . import graph  # noqa: F401
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import REFERENCE_CYCLE_WARNING, execute, run_backward
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled)
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .graph import AccumulateGrad, Node  # noqa: F401
-from .. import _tensor
 
-__all__ = ["backward", "backward_steps", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "inference_mode", "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
-           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "graph", "Node", "AccumulateGrad", "functional"]
+__all__ = [
+    "backward",
+    "backward_steps",
+    "grad",
+    "Function",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "graph",
+    "Node",
+    "AccumulateGrad",
+    "functional",
+]
 
 _warned_cycle = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
 
@@ -41,7 +65,7 @@ def _make_grads(outputs, grads, create_graph):
         grads = (None,) * len(outputs)
     if len(grads) < len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
-    grads = grads[:len(outputs)]  # PyTorch pairs them with zip: extra gradients are ignored
+    grads = grads[: len(outputs)]  # PyTorch pairs them with zip: extra gradients are ignored
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if not isinstance(t, Tensor):
@@ -51,18 +75,25 @@ def _make_grads(outputs, grads, create_graph):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            ones = np.ones(t._data.shape, dtype=t._data.dtype) if isinstance(t._data, np.ndarray) else \
-                __import__("cupy").ones(t._data.shape, dtype=t._data.dtype)
+            ones = (
+                np.ones(t._data.shape, dtype=t._data.dtype)
+                if isinstance(t._data, np.ndarray)
+                else __import__("cupy").ones(t._data.shape, dtype=t._data.dtype)
+            )
             out.append(Tensor._make(ones, t._device) if create_graph else ones)
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         if g._data.shape != t._data.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
-                               f"shape of {t.shape}.")
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
+                f"shape of {t.shape}."
+            )
         if g._device is not t._device:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{t._device} and {g._device}!")
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found at least two devices, "
+                f"{t._device} and {g._device}!"
+            )
         if create_graph:
             out.append(g.to(t.dtype) if g._data.dtype != t._data.dtype else g)
         else:
@@ -186,11 +217,21 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, inputs=None):
 def _user_stacklevel() -> int:
     """The warning points at the user's line, whether they called ``t.backward()`` or ``autograd.backward()``."""
     import sys
+
     return 3 if sys._getframe(2).f_code.co_filename == _tensor.__file__ else 2
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """Return the gradients of ``outputs`` with respect to ``inputs`` without touching ``.grad``.
 
     Mirrors ``torch.autograd.grad``.  With ``create_graph=True`` the results
@@ -229,13 +270,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
     Tensor = _tensor.Tensor
     if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
-                         "allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:
-        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                             materialize_grads)
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
     if not inputs_t:
@@ -245,8 +286,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     with np.errstate(all="ignore"):
-        captured = run_backward(_root_edges(outputs, grads), bool(retain_graph), create_graph,
-                                _input_edges(inputs_t, for_backward=False), capture=True, allow_unused=allow_unused)
+        captured = run_backward(
+            _root_edges(outputs, grads),
+            bool(retain_graph),
+            create_graph,
+            _input_edges(inputs_t, for_backward=False),
+            capture=True,
+            allow_unused=allow_unused,
+        )
     result = []
     for t, g in zip(inputs_t, captured):
         if g is None:
@@ -254,13 +301,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         elif isinstance(g, Tensor):
             result.append(g)
         else:
-            result.append(Tensor._make(np.array(g, copy=True) if isinstance(g, (np.ndarray, np.generic))
-                                       else g.copy(), t._device))
+            result.append(
+                Tensor._make(np.array(g, copy=True) if isinstance(g, (np.ndarray, np.generic)) else g.copy(), t._device)
+            )
     return tuple(result)
 
 
-_VMAP_0D = ("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a Tensor of "
-            "dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
+_VMAP_0D = (
+    "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a Tensor of "
+    "dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0."
+)
 
 
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
@@ -286,19 +336,32 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
                 f"output, but a mismatch was detected: grad_output[{i}] has a shape of {g.shape[1:]} and "
                 f"output[{i}] has a shape of {o.shape}. If you only want some tensors in `grad_output` to be "
-                "considered batched, consider using vmap.")
+                "considered batched, consider using vmap."
+            )
     sizes = [g._data.shape[0] for g in gos]
     if len(set(sizes)) > 1:
-        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
-                         f"{sizes} for the mapped dimension")
+        raise ValueError(
+            f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+            f"{sizes} for the mapped dimension"
+        )
     n = sizes[0]
     if n == 0:
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     if retain_graph is None:
         retain_graph = create_graph
-    rows = [grad(outs, inputs, [g[k] for g in gos], retain_graph=True if k < n - 1 else retain_graph,
-                 create_graph=create_graph, allow_unused=allow_unused) for k in range(n)]
+    rows = [
+        grad(
+            outs,
+            inputs,
+            [g[k] for g in gos],
+            retain_graph=True if k < n - 1 else retain_graph,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+        )
+        for k in range(n)
+    ]
     from .. import _functions
+
     result = []
     for j, t in enumerate(_as_tuple(inputs)):
         column = [r[j] for r in rows]

@@ -15,6 +15,7 @@ Mirrors ``torch.autograd.anomaly_mode``.  While the mode is on:
 
 The mode is a global switch, as in PyTorch (not per thread).
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,9 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_ano
 _enabled = False
 _check_nan = True
 
-_ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
-                    "enabled for debugging.")
+_ENABLED_WARNING = (
+    "Anomaly Detection has been enabled. This mode will increase the runtime and should only be enabled for debugging."
+)
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -74,7 +76,6 @@ class detect_anomaly:
 
     def __exit__(self, *args) -> None:
         _set(self.prev, self.prev_check_nan)
-
 
 
 class set_detect_anomaly:
@@ -129,16 +130,27 @@ def report_error(node) -> None:
     """Before a failing node's error propagates: show where the node was made, as PyTorch does."""
     tb = node.__dict__.get("_metadata", {}).get("traceback_")
     if tb is None:
-        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
-                      "anomaly during forward pass for more information.", UserWarning, stacklevel=_stacklevel())
+        warnings.warn(
+            f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+            "anomaly during forward pass for more information.",
+            UserWarning,
+            stacklevel=_stacklevel(),
+        )
         return
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{tb}",
-                  UserWarning, stacklevel=_stacklevel())
+    warnings.warn(
+        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{tb}",
+        UserWarning,
+        stacklevel=_stacklevel(),
+    )
     parent = node.metadata.get("parent_")
     while parent is not None:  # a node recorded by a backward pass (create_graph): the forward behind it
         tb = parent.__dict__.get("_metadata", {}).get("traceback_", "")
-        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
-                      f"induced the previous calculation:\n{tb}", UserWarning, stacklevel=_stacklevel())
+        warnings.warn(
+            f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+            f"induced the previous calculation:\n{tb}",
+            UserWarning,
+            stacklevel=_stacklevel(),
+        )
         parent = parent.__dict__.get("_metadata", {}).get("parent_")
 
 

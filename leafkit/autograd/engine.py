@@ -25,6 +25,7 @@ computes numbers or records a graph of the backward pass.
 
 Nothing here holds a reference after the pass ends.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -39,7 +40,8 @@ REFERENCE_CYCLE_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
     "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
     "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
-    "the cycle and avoid the leak.")
+    "the cycle and avoid the leak."
+)
 
 
 class BackwardStep:
@@ -259,13 +261,21 @@ class _Pass:
                     old = buf[nr]
                     if old is None:
                         buf[nr] = g
-                    elif owned is not None and owned.get(id(old)) is old and old.shape == g.shape and \
-                            old.dtype == g.dtype:
+                    elif (
+                        owned is not None
+                        and owned.get(id(old)) is old
+                        and old.shape == g.shape
+                        and old.dtype == g.dtype
+                    ):
                         old += g
                     else:
                         old = buf[nr] = old + g
-                        if owned is not None and getattr(old, "flags", None) is not None and old.flags.writeable \
-                                and old.base is None:
+                        if (
+                            owned is not None
+                            and getattr(old, "flags", None) is not None
+                            and old.flags.writeable
+                            and old.base is None
+                        ):
                             owned[id(old)] = old
             if step is not None:
                 step.edges.append((nxt, nr, _as_tensor(g, node._device), summed))
@@ -279,13 +289,22 @@ class _Pass:
         if self.captured is not None and not allow_unused:
             for k, g in enumerate(self.captured):
                 if g is None:
-                    raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
-                                       "graph. Set allow_unused=True if this is the desired behavior.")
+                    raise RuntimeError(
+                        f"The differentiated Tensor at index {k} appears to not have been used in the "
+                        "graph. Set allow_unused=True if this is the desired behavior."
+                    )
         return self.captured
 
 
-def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, capture: bool = False,
-            allow_unused: bool = False, trace: bool = False):
+def execute(
+    roots,
+    keep_graph: bool,
+    create_graph: bool = False,
+    inputs=None,
+    capture: bool = False,
+    allow_unused: bool = False,
+    trace: bool = False,
+):
     """Run backward from ``roots`` = [(node, output_nr, grad), ...]; a generator.
 
     Parameters
@@ -323,11 +342,18 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
             node = pop(heap)[2]
             grads = buffers.pop(node, None)
             step = BackwardStep(node) if trace else None
-            if capture and node in p.targets and node.__class__ is not AccumulateGrad and grads is not None \
-                    and p.runs(node) and any(g is not None for g in grads):
+            if (
+                capture
+                and node in p.targets
+                and node.__class__ is not AccumulateGrad
+                and grads is not None
+                and p.runs(node)
+                and any(g is not None for g in grads)
+            ):
                 p.take(node, grads, step)  # a node that must run too: PyTorch takes the gradient before its hooks
-            if grads is not None and (node._tensor_hooks is not None or node._retain_refs is not None or
-                                      node._pre_hooks is not None):
+            if grads is not None and (
+                node._tensor_hooks is not None or node._retain_refs is not None or node._pre_hooks is not None
+            ):
                 grads = _before_node(node, grads, create_graph, step)
             if node.__class__ is AccumulateGrad:
                 p.accumulate(node, grads, step)
@@ -346,8 +372,9 @@ def execute(roots, keep_graph: bool, create_graph: bool = False, inputs=None, ca
     return p.result(allow_unused)
 
 
-def run_backward(roots, keep_graph: bool, create_graph: bool = False, inputs=None, capture: bool = False,
-                 allow_unused: bool = False):
+def run_backward(
+    roots, keep_graph: bool, create_graph: bool = False, inputs=None, capture: bool = False, allow_unused: bool = False
+):
     """Run :func:`execute` to the end and return its result (the captured gradients in ``capture`` mode)."""
     gen = execute(roots, keep_graph, create_graph, inputs, capture, allow_unused)
     try:
@@ -482,8 +509,9 @@ def _run_tensor_hooks(hooks, g, device, step=None):
             if r._data.shape != t._data.shape:
                 raise RuntimeError(f"hook '{name}' has changed the size of value")
             if r._data.dtype != t._data.dtype or r._device is not t._device:
-                raise RuntimeError(f"hook '{name}' has changed the type of value (was {t._type_string()} got "
-                                   f"{r._type_string()})")
+                raise RuntimeError(
+                    f"hook '{name}' has changed the type of value (was {t._type_string()} got {r._type_string()})"
+                )
             g = r._data if wrapped else r
     return g
 
@@ -513,8 +541,9 @@ def _call_node_hook(fn, args, dev, expect):
         raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
     name = getattr(fn, "__name__", repr(fn))
     if len(r) != expect:
-        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got {len(r)}, but expected "
-                           f"{expect})")
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(r)}, but expected {expect})"
+        )
     for old, new in zip(wrapped[0], r):
         if new is None:
             continue
@@ -523,8 +552,9 @@ def _call_node_hook(fn, args, dev, expect):
         if not isinstance(new, api.tensor_type):
             raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
         if new._data.dtype != old._data.dtype or new._device != old._device:
-            raise RuntimeError(f"hook '{name}' has changed the type of value (was {old._type_string()} got "
-                               f"{new._type_string()})")
+            raise RuntimeError(
+                f"hook '{name}' has changed the type of value (was {old._type_string()} got {new._type_string()})"
+            )
         if new._data.shape != old._data.shape:
             raise RuntimeError(f"hook '{name}' has changed the size of value")
     keep_tensors = _state.enabled  # a recorded pass keeps tensors; a plain one works on arrays

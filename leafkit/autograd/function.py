@@ -22,6 +22,7 @@ Function whose backward uses tensor operations has a second derivative.
 This module is part of the autograd core: it knows tensors only through the
 interface the tensor layer installs (:data:`leafkit.autograd.graph.api`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -99,19 +100,25 @@ class BackwardCFunction(Node, FunctionCtx):
             if len(res) > n_args and all(r is None for r in res[n_args:]):
                 res = res[:n_args]  # PyTorch accepts trailing Nones
             else:
-                raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
-                                   f"{n_args}, got {len(res)})")
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients (expected "
+                    f"{n_args}, got {len(res)})"
+                )
         slots = self._slot_args
         for i, r in enumerate(res):
             if r is not None and i not in slots:
-                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
-                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at position "
+                    f"{i + 1}, but the corresponding forward input was not a Variable"
+                )
         out = []
         for i in slots:
             r = res[i]
             if r is not None and not isinstance(r, api.tensor_type):
-                raise TypeError(f"function {self.name()} returned a gradient of type {type(r).__name__} at index "
-                                f"{i}; expected a Tensor or None")
+                raise TypeError(
+                    f"function {self.name()} returned a gradient of type {type(r).__name__} at index "
+                    f"{i}; expected a Tensor or None"
+                )
             out.append(r._data if (wrap and r is not None) else r)
         return out
 
@@ -120,8 +127,9 @@ class FunctionMeta(type):
     """Gives every Function subclass its node class, ``<Name>Backward``, as PyTorch's metaclass does."""
 
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls,
-                                                                            "__module__": cls.__module__})
+        cls._backward_cls = type(
+            name + "Backward", (BackwardCFunction,), {"_forward_cls": cls, "__module__": cls.__module__}
+        )
         super().__init__(name, bases, attrs)
 
 
@@ -143,9 +151,11 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         pass
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
-                           "autograd function with static forward method. (Example: "
-                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+            "autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -159,8 +169,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
-                                  "autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
 
     vjp = backward
 
@@ -220,8 +232,10 @@ def _attach_outputs(ctx, args, outs):
         meta.append((o._data.shape, o._data.dtype))
         if any(o is d for d in dirty):
             if o._base is not None:
-                raise NotImplementedError("leafkit does not support ctx.mark_dirty on a view (PyTorch rebases the "
-                                          "view's base); pass the base tensor instead")
+                raise NotImplementedError(
+                    "leafkit does not support ctx.mark_dirty on a view (PyTorch rebases the "
+                    "view's base); pass the base tensor instead"
+                )
             if o._requires_grad and o._grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
             o._set_history(ctx, k)
@@ -248,8 +262,9 @@ def _save(t, k_arg, results, ctx):
         return None
     T = api.tensor_type
     if not isinstance(t, T):
-        raise TypeError(f"save_for_backward can only save variables, but argument {k_arg} is of type "
-                        f"{type(t).__name__}")
+        raise TypeError(
+            f"save_for_backward can only save variables, but argument {k_arg} is of type {type(t).__name__}"
+        )
     for k, r in enumerate(results):
         if r is t:  # an output: saved without the tensor itself (no reference cycle)
             return SavedVariable(t._data, t._version_counter, None, k, ctx.name(), t._device)
@@ -280,8 +295,10 @@ def once_differentiable(fn):
         # (fake leaves), so the recorded graph stops there: differentiating through it raises, while
         # autograd.grad(..., x, allow_unused=True) finds no path to x
         fakes = [None if o is None else o.detach().requires_grad_() for o in outs]
-        err = Error("trying to differentiate twice a function that was marked with @once_differentiable",
-                           [(None, 0) if f is None else f._edge() for f in fakes])
+        err = Error(
+            "trying to differentiate twice a function that was marked with @once_differentiable",
+            [(None, 0) if f is None else f._edge() for f in fakes],
+        )
         res = []
         for k, f in enumerate(fakes):
             if f is None:
@@ -291,4 +308,5 @@ def once_differentiable(fn):
             o._set_history(err, k)
             res.append(o)
         return res[0] if single else tuple(res)
+
     return wrapper

@@ -14,6 +14,7 @@ With tuples of inputs (or outputs) the results are tuples (of tuples).
 This is a front door of the autograd core: like ``torch.autograd``'s, it
 uses the tensor API.
 """
+
 from __future__ import annotations
 
 from .. import _tensor
@@ -28,8 +29,10 @@ def _check_tuple(inp, arg_name, fn_name):
     for i, el in enumerate(items):
         if not isinstance(el, _tensor.Tensor):
             where = f"value at index {i}" if is_tuple else f"given {arg_name}"
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
-                            f"the {where} has type {type(el)}.")
+            raise TypeError(
+                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
+                f"the {where} has type {type(el)}."
+            )
     return is_tuple, items
 
 
@@ -87,14 +90,20 @@ def _prepare_v(v, against, is_tuple, create_graph, fn_name, when_none):
 
 
 _STRICT_MESSAGES = {
-    "outputs": ("Output {i} of the user-provided function does not require gradients. The outputs must be computed "
-                "in a differentiable manner from the input when running in strict mode."),
-    "grad_inputs": ("The gradient with respect to input {i} is independent of the inputs of the user-provided "
-                    "function. This is not allowed in strict mode."),
-    "jacobian": ("While computing the hessian, found that the jacobian of the user-provided function with respect "
-                 "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
-                 "that your function is twice differentiable and that the jacobian depends on the inputs (this would "
-                 "be violated by a linear function for example)."),
+    "outputs": (
+        "Output {i} of the user-provided function does not require gradients. The outputs must be computed "
+        "in a differentiable manner from the input when running in strict mode."
+    ),
+    "grad_inputs": (
+        "The gradient with respect to input {i} is independent of the inputs of the user-provided "
+        "function. This is not allowed in strict mode."
+    ),
+    "jacobian": (
+        "While computing the hessian, found that the jacobian of the user-provided function with respect "
+        "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+        "that your function is twice differentiable and that the jacobian depends on the inputs (this would "
+        "be violated by a linear function for example)."
+    ),
 }
 
 
@@ -103,8 +112,10 @@ def _check_requires_grad(tensors, kind, strict):
         return
     for i, t in enumerate(tensors):
         if t is None:
-            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
-                               "allowed in strict mode.")
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input {i}. This is not "
+                "allowed in strict mode."
+            )
         if not t.requires_grad:
             raise RuntimeError(_STRICT_MESSAGES[kind].format(i=i))
 
@@ -128,25 +139,36 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
         if g is None:
             if strict:
                 if stage == "back":
-                    raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This "
-                                       "is not allowed in strict mode.")
+                    raise RuntimeError(
+                        f"The output of the user-provided function is independent of input {i}. This "
+                        "is not allowed in strict mode."
+                    )
                 if stage == "back_trick":
-                    raise RuntimeError(f"The gradient with respect to the input is independent of entry {i} in the "
-                                       "grad_outputs when using the double backward trick to compute forward mode "
-                                       "gradients. This is not allowed in strict mode.")
+                    raise RuntimeError(
+                        f"The gradient with respect to the input is independent of entry {i} in the "
+                        "grad_outputs when using the double backward trick to compute forward mode "
+                        "gradients. This is not allowed in strict mode."
+                    )
                 if stage == "double_back":
-                    raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. "
-                                       "This is not allowed in strict mode.")
-                raise RuntimeError(f"The hessian of the user-provided function is independent of entry {i} in the "
-                                   "grad_jacobian. This is not allowed in strict mode as it prevents from using the "
-                                   "double backward trick to replace forward mode AD.")
+                    raise RuntimeError(
+                        f"The jacobian of the user-provided function is independent of input {i}. "
+                        "This is not allowed in strict mode."
+                    )
+                raise RuntimeError(
+                    f"The hessian of the user-provided function is independent of entry {i} in the "
+                    "grad_jacobian. This is not allowed in strict mode as it prevents from using the "
+                    "double backward trick to replace forward mode AD."
+                )
             from .. import zeros_like
+
             g = zeros_like(ref)
         elif strict and create_graph and not g.requires_grad:
             if stage in ("back", "double_back"):
                 what = "jacobian" if stage == "back" else "hessian"
-                raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is "
-                                   "not allowed in strict mode when create_graph=True.")
+                raise RuntimeError(
+                    f"The {what} of the user-provided function is independent of input {i}. This is "
+                    "not allowed in strict mode when create_graph=True."
+                )
         out.append(g)
     return tuple(out)
 
@@ -178,11 +200,16 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         outputs = func(*inputs)
         is_out_tuple, outputs = _check_tuple(outputs, "outputs of the user-provided function", "vjp")
         _check_requires_grad(outputs, "outputs", strict)
-        v = _prepare_v(v, outputs, is_out_tuple, create_graph, "vjp", "the user-provided function returns a "
-                       "single Tensor with a single element.")
+        v = _prepare_v(
+            v,
+            outputs,
+            is_out_tuple,
+            create_graph,
+            "vjp",
+            "the user-provided function returns a single Tensor with a single element.",
+        )
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(outputs, inputs, v, create_graph=create_graph), inputs, strict, create_graph,
-                             "back")
+        res = _fill_in_zeros(_grad(outputs, inputs, v, create_graph=create_graph), inputs, strict, create_graph, "back")
     return _unpack(_finish(outputs, create_graph), is_out_tuple), _unpack(_finish(res, create_graph), is_in_tuple)
 
 
@@ -212,8 +239,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_inputs = _grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(grad_inputs, grad_outputs, v, create_graph=create_graph), outputs, strict,
-                             create_graph, "back_trick")
+        res = _fill_in_zeros(
+            _grad(grad_inputs, grad_outputs, v, create_graph=create_graph), outputs, strict, create_graph, "back_trick"
+        )
     return _unpack(_finish(outputs, create_graph), is_out_tuple), _unpack(_finish(res, create_graph), is_out_tuple)
 
 
@@ -234,12 +262,15 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         Jacobians row by row, in reverse mode).
     """
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
-                             'Otherwise, prefer to use "reverse-mode".')
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".'
+        )
     if vectorize or strategy == "forward-mode":
-        raise NotImplementedError("leafkit's jacobian is computed row by row in reverse mode (vectorize=False, "
-                                  "strategy='reverse-mode')")
+        raise NotImplementedError(
+            "leafkit's jacobian is computed row by row in reverse mode (vectorize=False, strategy='reverse-mode')"
+        )
     from .. import stack, zeros_like
 
     with enable_grad():
@@ -257,17 +288,26 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 for k, (row, g, inp) in enumerate(zip(rows, vj, inputs)):
                     if g is not None:
                         if strict and create_graph and not g.requires_grad:
-                            raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
-                                               f"{i}. This is not allowed in strict mode when create_graph=True.")
+                            raise RuntimeError(
+                                f"The jacobian of the user-provided function is independent of input "
+                                f"{i}. This is not allowed in strict mode when create_graph=True."
+                            )
                         row.append(g)
                     else:
                         if strict:
-                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
-                                               f"{k}. This is not allowed in strict mode.")
+                            raise RuntimeError(
+                                f"Output {i} of the user-provided function is independent of input "
+                                f"{k}. This is not allowed in strict mode."
+                            )
                         row.append(zeros_like(inp))
-            result.append(tuple(stack(row, 0).view(tuple(out.shape) + tuple(inputs[k].shape)) if row else
-                                zeros_like(inputs[k]).reshape(tuple(out.shape) + tuple(inputs[k].shape))
-                                for k, row in enumerate(rows)))
+            result.append(
+                tuple(
+                    stack(row, 0).view(tuple(out.shape) + tuple(inputs[k].shape))
+                    if row
+                    else zeros_like(inputs[k]).reshape(tuple(out.shape) + tuple(inputs[k].shape))
+                    for k, row in enumerate(rows)
+                )
+            )
         result = _finish(tuple(result), create_graph)
     return _unpack(result, (is_out_tuple, is_in_tuple))
 
@@ -303,8 +343,14 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         _check_requires_grad(jac if isinstance(jac, tuple) else (jac,), "jacobian", strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
-                   strategy=outer_jacobian_strategy)
+    res = jacobian(
+        jac_func,
+        inputs,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=outer_jacobian_strategy,
+    )
     return _unpack(res, (is_in_tuple, is_in_tuple))
 
 
@@ -334,8 +380,9 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_in_tuple, inputs, v, outputs, jac = _second_order(func, inputs, v, create_graph, strict, "vhp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(jac, inputs, v, create_graph=create_graph), inputs, strict, create_graph,
-                             "double_back")
+        res = _fill_in_zeros(
+            _grad(jac, inputs, v, create_graph=create_graph), inputs, strict, create_graph, "double_back"
+        )
     return _finish(outputs, create_graph)[0], _unpack(_finish(res, create_graph), is_in_tuple)
 
 
@@ -358,6 +405,11 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         double_back = _grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(double_back, grad_jac, v, create_graph=create_graph), inputs, strict,
-                             create_graph, "double_back_trick")
+        res = _fill_in_zeros(
+            _grad(double_back, grad_jac, v, create_graph=create_graph),
+            inputs,
+            strict,
+            create_graph,
+            "double_back_trick",
+        )
     return _finish(outputs, create_graph)[0], _unpack(_finish(res, create_graph), is_in_tuple)

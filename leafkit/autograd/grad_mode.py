@@ -11,20 +11,27 @@ may never be saved for backward, and may not be changed in place outside
 the mode.  ``no_grad`` results, by contrast, are ordinary tensors that can
 join a graph later.
 """
+
 from __future__ import annotations
 
 import functools
 import inspect
 import threading
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "is_inference_mode_enabled"]
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
+]
 
 
 class _State(threading.local):
-    grad = True        # grad mode, as is_grad_enabled() reports it
+    grad = True  # grad mode, as is_grad_enabled() reports it
     inference = False  # inference mode
-    enabled = True     # whether ops record a graph: grad mode on and inference mode off (what the ops read)
+    enabled = True  # whether ops record a graph: grad mode on and inference mode off (what the ops read)
 
 
 _state = _State()
@@ -54,9 +61,12 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("Decorating classes is deprecated and will be disabled in future versions. "
-                               "You should only decorate functions or methods.")
+            raise RuntimeError(
+                "Decorating classes is deprecated and will be disabled in future versions. "
+                "You should only decorate functions or methods."
+            )
         if inspect.isgeneratorfunction(func):
+
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
@@ -74,12 +84,14 @@ class _DecoratorContextManager:
                             response = gen.send(request)
                     except StopIteration as e:
                         return e.value
+
             return gen_wrapper
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return func(*args, **kwargs)
+
         return wrapper
 
 

@@ -13,6 +13,7 @@ or operation layers.  What the core needs from them (how to wrap an array as
 a tensor, the namespaces backward formulas run in) the tensor layer hands it
 at import through :data:`api`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,17 +31,24 @@ _BACKWARD_SUFFIX = re.compile(r"Backward0?$|Backward(?=\d+$)")  # ExpBackward0 -
 def short_name(name: str) -> str:
     """A node name as PyTorch's error messages write it: ``ExpBackward0`` -> ``Exp``, ``MaxBackward1`` -> ``Max1``."""
     return _BACKWARD_SUFFIX.sub("", name)
+
+
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
 
 RELEASED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
     "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
-    "if you need to access saved tensors after calling backward.")
-HINT_PLAIN = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
-              "torch.autograd.set_detect_anomaly(True, check_nan=False).")
-HINT_ANOMALY = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
-                "variable in question was changed in there or anywhere later. Good luck!")
+    "if you need to access saved tensors after calling backward."
+)
+HINT_PLAIN = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+HINT_ANOMALY = (
+    "Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
+    "variable in question was changed in there or anywhere later. Good luck!"
+)
 
 
 class _TensorAPI:
@@ -134,15 +142,16 @@ class SavedVariable:
         if self.counter is not None and self.counter[0] != self.version:
             ttype = api.type_string(self.data.dtype, self.device)
             shape = ", ".join(map(str, self.data.shape))
-            producer = self.producer if self.producer is None or isinstance(self.producer, str) else \
-                self.producer.name()
-            where = f", which is output {self.output_nr} of {short_name(producer)}," \
-                if producer else ""
+            producer = (
+                self.producer if self.producer is None or isinstance(self.producer, str) else self.producer.name()
+            )
+            where = f", which is output {self.output_nr} of {short_name(producer)}," if producer else ""
             hint = HINT_ANOMALY if anomaly_mode.is_anomaly_enabled() else HINT_PLAIN
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{ttype} [{shape}]]{where} is at version {self.counter[0]}; expected version {self.version} "
-                f"instead. {hint}")
+                f"instead. {hint}"
+            )
 
     def unpack(self, node=None, as_tensor=False):
         """The saved array (or, with ``as_tensor``, the tensor, connected to the graph)."""
@@ -188,15 +197,26 @@ class Node:
 
     # ``next_functions`` is stored split: the nodes in ``_next`` and their output numbers in ``_nrs`` (a tuple of
     # ints holds no reference, so the garbage collector has one container per node to visit, not one per edge)
-    __slots__ = ("_next", "_nrs", "_seq", "_stash", "_in_meta", "needs_input_grad", "_device", "_had_saved",
-                 "_released", "__dict__", "__weakref__")
+    __slots__ = (
+        "_next",
+        "_nrs",
+        "_seq",
+        "_stash",
+        "_in_meta",
+        "needs_input_grad",
+        "_device",
+        "_had_saved",
+        "_released",
+        "__dict__",
+        "__weakref__",
+    )
 
     _tensor_hooks = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
-    _retain_refs = None   # {output_nr: weakref to a tensor that called retain_grad()}
+    _retain_refs = None  # {output_nr: weakref to a tensor that called retain_grad()}
     _pre_hooks = None
     _post_hooks = None
-    _materialize = True   # missing output gradients are given as zeros
-    _out_meta = None      # [(shape, dtype)] per output, for nodes with several outputs
+    _materialize = True  # missing output gradients are given as zeros
+    _out_meta = None  # [(shape, dtype)] per output, for nodes with several outputs
 
     def __init__(self):
         self._seq = next(_sequence)

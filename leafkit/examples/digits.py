@@ -27,6 +27,7 @@ Progress bars come from tqdm (``tqdm.auto``: a widget bar in Jupyter, a text
 bar in a terminal); it is installed with the ``examples`` and ``lab``
 extras.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,21 @@ import time
 
 import numpy as np
 
-__all__ = ["load_data", "make_model", "numpy_weights", "batch_order", "make_optimizer", "train_epoch", "evaluate",
-           "train", "progress_bar", "blas_threads", "main", "SIZES", "DEFAULT_LR"]
+__all__ = [
+    "load_data",
+    "make_model",
+    "numpy_weights",
+    "batch_order",
+    "make_optimizer",
+    "train_epoch",
+    "evaluate",
+    "train",
+    "progress_bar",
+    "blas_threads",
+    "main",
+    "SIZES",
+    "DEFAULT_LR",
+]
 
 SIZES = (64, 128, 10)
 """Input, hidden and output widths of the MLP."""
@@ -52,6 +66,7 @@ _DATA_CACHE: dict = {}
 def _lib(lib):
     if lib is None:
         import leafkit
+
         return leafkit
     return lib
 
@@ -193,7 +208,7 @@ def train_epoch(model, optimizer, X, y, order, batch_size: int = 64, lib=None, o
     n_steps = (n + batch_size - 1) // batch_size
     total = 0.0
     for step, start in enumerate(range(0, n, batch_size)):
-        xb, yb = Xp[start:start + batch_size], yp[start:start + batch_size]
+        xb, yb = Xp[start : start + batch_size], yp[start : start + batch_size]
         optimizer.zero_grad()
         loss = F.cross_entropy(model(xb), yb)
         loss.backward()
@@ -233,9 +248,21 @@ def blas_threads(n: int | None):
     return threadpool_limits(limits=n, user_api="blas")
 
 
-def train(model, epochs: int = 10, optimizer="sgd", lr: float | None = None, batch_size: int = 64, device=None,
-          seed: int = 0, data: dict | None = None, lib=None, callback=None, on_step=None,
-          threads: int | None = 1, progress: bool | dict = False) -> dict:
+def train(
+    model,
+    epochs: int = 10,
+    optimizer="sgd",
+    lr: float | None = None,
+    batch_size: int = 64,
+    device=None,
+    seed: int = 0,
+    data: dict | None = None,
+    lib=None,
+    callback=None,
+    on_step=None,
+    threads: int | None = 1,
+    progress: bool | dict = False,
+) -> dict:
     """Train ``model`` on the digits and measure it after every epoch.
 
     Parameters
@@ -302,6 +329,7 @@ def train(model, epochs: int = 10, optimizer="sgd", lr: float | None = None, bat
         bar = progress_bar(epochs * n_steps, **(progress if isinstance(progress, dict) else {}))
         on_step, callback = _with_bar(bar, epochs, on_step, callback)
     import leafkit
+
     try:
         with blas_threads(threads if lib is leafkit else None):
             _train_loop(model, opt, t, data, epochs, batch_size, seed, lib, callback, on_step, history)
@@ -344,10 +372,12 @@ def _with_bar(bar, epochs, on_step, callback):
             on_step(epoch, s, n, loss)
 
     def done(epoch, stats):
-        bar.set_postfix_str(f"epoch {epoch + 1:>{width}}/{epochs} loss {stats['loss']:.4f} "
-                            f"test {stats['test_acc']:.2%}")
+        bar.set_postfix_str(
+            f"epoch {epoch + 1:>{width}}/{epochs} loss {stats['loss']:.4f} test {stats['test_acc']:.2%}"
+        )
         if callback is not None:
             callback(epoch, stats)
+
     return step, done
 
 
@@ -356,12 +386,24 @@ def _train_loop(model, opt, t, data, epochs, batch_size, seed, lib, callback, on
     for epoch in range(epochs):
         step_cb = None if on_step is None else (lambda s, n, v, e=epoch: on_step(e, s, n, v))
         t0 = time.perf_counter()
-        loss = train_epoch(model, opt, t["X_train"], t["y_train"], batch_order(len(data["y_train"]), epoch, seed),
-                           batch_size, lib, step_cb)
+        loss = train_epoch(
+            model,
+            opt,
+            t["X_train"],
+            t["y_train"],
+            batch_order(len(data["y_train"]), epoch, seed),
+            batch_size,
+            lib,
+            step_cb,
+        )
         seconds = time.perf_counter() - t0
         model.eval()
-        stats = {"loss": loss, "train_acc": evaluate(model, t["X_train"], t["y_train"], lib),
-                 "test_acc": evaluate(model, t["X_test"], t["y_test"], lib), "seconds": seconds}
+        stats = {
+            "loss": loss,
+            "train_acc": evaluate(model, t["X_train"], t["y_train"], lib),
+            "test_acc": evaluate(model, t["X_test"], t["y_test"], lib),
+            "seconds": seconds,
+        }
         model.train()
         for k, v in stats.items():
             history[k].append(v)
@@ -376,19 +418,28 @@ def main(argv=None) -> dict:
     The bar is shown only when stderr is a terminal, and never with
     ``--no-progress``; the epoch lines are the same either way.
     """
-    p = argparse.ArgumentParser(prog="python -m leafkit.examples.digits",
-                                description="Train a 64-128-10 MLP on scikit-learn's handwritten digits.")
+    p = argparse.ArgumentParser(
+        prog="python -m leafkit.examples.digits",
+        description="Train a 64-128-10 MLP on scikit-learn's handwritten digits.",
+    )
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
     p.add_argument("--lr", type=float, default=None, help="default: 0.1 for SGD (momentum 0.9), 0.003 for Adam")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--device", default="cpu", help="cpu or cuda (simulated in host memory without a GPU)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1,
-                   help="BLAS threads for leafkit (default 1, fastest for these small matrices; 0: NumPy's default)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS threads for leafkit (default 1, fastest for these small matrices; 0: NumPy's default)",
+    )
     p.add_argument("--torch", action="store_true", help="run the same script on real PyTorch instead of leafkit")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress bar (the bar is a tqdm bar on stderr, shown only in a terminal)")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (the bar is a tqdm bar on stderr, shown only in a terminal)",
+    )
     args = p.parse_args(argv)
 
     if args.torch:
@@ -397,8 +448,10 @@ def main(argv=None) -> dict:
         import leafkit as lib
     out = sys.stdout
     if str(args.device).startswith("cuda") and args.torch and not lib.cuda.is_available():
-        p.error("--torch --device cuda needs a PyTorch build with CUDA and a GPU (this PyTorch has none); "
-                "leafkit's own cuda device works everywhere: drop --torch")
+        p.error(
+            "--torch --device cuda needs a PyTorch build with CUDA and a GPU (this PyTorch has none); "
+            "leafkit's own cuda device works everywhere: drop --torch"
+        )
     if str(args.device).startswith("cuda") and not args.torch and lib.cuda.backend() is None:
         p.error("cuda is turned off (LEAFKIT_SIMULATE_CUDA=0) and no GPU is usable: use --device cpu")
     if not args.torch and str(args.device).startswith("cuda"):
@@ -409,8 +462,10 @@ def main(argv=None) -> dict:
     data = load_data(args.seed)
     model = make_model(args.seed, lib, args.device)
     out.write(f"{'PyTorch' if args.torch else 'leafkit'} | {model[0]} -> ReLU -> {model[2]}\n")
-    out.write(f"digits: {len(data['y_train'])} train / {len(data['y_test'])} test | {args.optimizer} "
-              f"lr={args.lr or DEFAULT_LR[args.optimizer]} | batch {args.batch_size} | device {args.device}\n")
+    out.write(
+        f"digits: {len(data['y_train'])} train / {len(data['y_test'])} test | {args.optimizer} "
+        f"lr={args.lr or DEFAULT_LR[args.optimizer]} | batch {args.batch_size} | device {args.device}\n"
+    )
     width = len(str(args.epochs))
     write = out.write
     if not args.no_progress:
@@ -420,15 +475,30 @@ def main(argv=None) -> dict:
             tqdm.write(line, file=out, end="")
 
     def callback(epoch, s):
-        write(f"epoch {epoch + 1:>{width}}/{args.epochs}  loss {s['loss']:.4f}  train {s['train_acc']:6.2%}  "
-              f"test {s['test_acc']:6.2%}  {s['seconds']:.2f}s\n")
+        write(
+            f"epoch {epoch + 1:>{width}}/{args.epochs}  loss {s['loss']:.4f}  train {s['train_acc']:6.2%}  "
+            f"test {s['test_acc']:6.2%}  {s['seconds']:.2f}s\n"
+        )
 
     t0 = time.perf_counter()
-    history = train(model, args.epochs, args.optimizer, args.lr, args.batch_size, None, args.seed, data, lib,
-                    callback, threads=args.threads or None,
-                    progress=False if args.no_progress else {"file": sys.stderr, "disable": None, "leave": False})
-    out.write(f"final test accuracy {history['test_acc'][-1]:.2%} | training {sum(history['seconds']):.2f}s, "
-              f"total {time.perf_counter() - t0:.2f}s\n")
+    history = train(
+        model,
+        args.epochs,
+        args.optimizer,
+        args.lr,
+        args.batch_size,
+        None,
+        args.seed,
+        data,
+        lib,
+        callback,
+        threads=args.threads or None,
+        progress=False if args.no_progress else {"file": sys.stderr, "disable": None, "leave": False},
+    )
+    out.write(
+        f"final test accuracy {history['test_acc'][-1]:.2%} | training {sum(history['seconds']):.2f}s, "
+        f"total {time.perf_counter() - t0:.2f}s\n"
+    )
     return history
 
 

@@ -14,6 +14,7 @@ parameters.
 :mod:`leafkit.nn.init` fills parameters in place under ``no_grad``
 (``kaiming_uniform_``, ``xavier_normal_`` ...), with PyTorch's fan and gain.
 """
+
 from __future__ import annotations
 
 from . import functional, init
@@ -26,7 +27,34 @@ from .module import Module
 from .parameter import Parameter
 from .rnn import RNNCell
 
-__all__ = ["Parameter", "Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity", "Dropout",
-           "BatchNorm1d", "RNNCell", "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "functional",
-           "GELU", "SiLU", "ELU", "LeakyReLU", "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "L1Loss",
-           "SmoothL1Loss", "HuberLoss", "BCELoss", "init"]
+__all__ = [
+    "Parameter",
+    "Module",
+    "Linear",
+    "Sequential",
+    "ReLU",
+    "Tanh",
+    "Sigmoid",
+    "Identity",
+    "Dropout",
+    "BatchNorm1d",
+    "RNNCell",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "MSELoss",
+    "BCEWithLogitsLoss",
+    "functional",
+    "GELU",
+    "SiLU",
+    "ELU",
+    "LeakyReLU",
+    "Softplus",
+    "Hardtanh",
+    "ReLU6",
+    "LogSigmoid",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "BCELoss",
+    "init",
+]

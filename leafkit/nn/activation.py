@@ -5,6 +5,7 @@ Each is a thin wrapper of :mod:`leafkit.nn.functional`: no parameters, no
 buffers; the graph is the functional's (``GeluBackward0`` ...).  ``ReLU``,
 ``Tanh`` and ``Sigmoid`` live in :mod:`leafkit.nn.linear`.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -120,16 +121,24 @@ class Hardtanh(Module):
         ``max_val <= min_val`` ("max_val (1.0) must be greater than min_val (2.0)"), as PyTorch's.
     """
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
-                 min_value: float | None = None, max_value: float | None = None):
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ):
         super().__init__()
         if min_value is not None:
-            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
-                          stacklevel=2)
+            warnings.warn(
+                "keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning, stacklevel=2
+            )
             min_val = min_value
         if max_value is not None:
-            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
-                          stacklevel=2)
+            warnings.warn(
+                "keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning, stacklevel=2
+            )
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val

@@ -1,13 +1,14 @@
 """``BatchNorm1d``: batch normalisation with learned scale and shift, and running statistics kept as buffers."""
+
 from __future__ import annotations
 
+from .. import _dtype
+from .._creation import empty, ones, tensor, zeros
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
-from .. import _dtype
-from .._creation import empty, ones, tensor, zeros
 
 __all__ = ["BatchNorm1d"]
 
@@ -81,8 +82,18 @@ class BatchNorm1d(Module):
 
     _version = 2
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ):
         super().__init__()
 
         self.num_features = num_features
@@ -138,11 +149,20 @@ class BatchNorm1d(Module):
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
         use_buffers = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if use_buffers else None,
-                            self.running_var if use_buffers else None, self.weight, self.bias, bn_training, factor,
-                            self.eps)
+        return F.batch_norm(
+            input,
+            self.running_mean if use_buffers else None,
+            self.running_var if use_buffers else None,
+            self.weight,
+            self.bias,
+            bn_training,
+            factor,
+            self.eps,
+        )
 
     def extra_repr(self) -> str:
         """``3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True``, as PyTorch prints it."""
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )

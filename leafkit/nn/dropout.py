@@ -1,4 +1,5 @@
 """``Dropout``: zero random elements while training, pass the input through in evaluation."""
+
 from __future__ import annotations
 
 from .._tensor import Tensor

@@ -38,31 +38,61 @@ Each activation's derivative is itself an op (``gelu_backward`` ...), so
 ``create_graph=True`` records PyTorch's ``GeluBackwardBackward0`` and the like
 and second derivatives work.
 """
+
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
-from .._tensor import Tensor
-from .._functions import loss as _L
-from .._functions._registry import apply
-from .._functions.linalg import addmm, mm
-from .._functions.shape import unsafe_view_spec
-from .._functions._base import broadcast_check, broadcast_shapes, dim as _dim
-from .._creation import _finish, zeros
-from .._random import _rng
 from .. import _dtype
-from .._functions.nn_ops import native_batch_norm_spec
+from .._creation import _finish, zeros
 from .._functions import activation as _A
+from .._functions import loss as _L
+from .._functions._base import broadcast_check, broadcast_shapes
+from .._functions._base import dim as _dim
+from .._functions._registry import apply
 from .._functions.distance import cosine_similarity as _cosine_similarity
 from .._functions.inplace import inplace as _inplace
+from .._functions.linalg import addmm, mm
+from .._functions.nn_ops import native_batch_norm_spec
+from .._functions.shape import unsafe_view_spec
+from .._random import _rng
+from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 
-__all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss",
-           "linear", "dropout", "batch_norm", "binary_cross_entropy_with_logits", "gelu", "silu", "elu", "elu_",
-           "leaky_relu", "leaky_relu_", "softplus", "hardtanh", "hardtanh_", "relu6", "logsigmoid", "l1_loss",
-           "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "normalize", "cosine_similarity"]
+__all__ = [
+    "relu",
+    "relu_",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "nll_loss",
+    "cross_entropy",
+    "mse_loss",
+    "linear",
+    "dropout",
+    "batch_norm",
+    "binary_cross_entropy_with_logits",
+    "gelu",
+    "silu",
+    "elu",
+    "elu_",
+    "leaky_relu",
+    "leaky_relu_",
+    "softplus",
+    "hardtanh",
+    "hardtanh_",
+    "relu6",
+    "logsigmoid",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "normalize",
+    "cosine_similarity",
+]
 
 
 def _check_tensor(fn: str, name: str, x) -> None:
@@ -111,8 +141,11 @@ def tanh(input: Tensor) -> Tensor:
 
 
 def _softmax_dim(name: str, ndim: int) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
-                  "argument.", UserWarning, stacklevel=3)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -157,8 +190,15 @@ def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Te
     return input.log_softmax(dim)
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
-             reduce=None, reduction: str = "mean") -> Tensor:
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
     """Negative log-likelihood loss for integer class targets (``NllLossBackward0``).
 
     Parameters
@@ -202,9 +242,16 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return apply(_L.nll_loss_spec, (input, target, weight, _L.reduction_enum(reduction), int(ignore_index)))[0]
 
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     """Cross-entropy of logits and integer class targets: ``nll_loss(log_softmax(input, 1), target)``.
 
     The graph is PyTorch's: ``NllLossBackward0`` over
@@ -230,11 +277,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     """
     _check_tensor("cross_entropy", "input", input)
     if not isinstance(target, Tensor):
-        raise TypeError(f"cross_entropy(): argument 'target' (position 2) must be Tensor, not "
-                        f"{type(target).__name__}")
+        raise TypeError(f"cross_entropy(): argument 'target' (position 2) must be Tensor, not {type(target).__name__}")
     if target.is_floating_point() and target.shape == input.shape:
-        raise NotImplementedError("leafkit's cross_entropy takes integer class targets; class-probability targets "
-                                  "(PyTorch's soft labels) are not implemented")
+        raise NotImplementedError(
+            "leafkit's cross_entropy takes integer class targets; class-probability targets "
+            "(PyTorch's soft labels) are not implemented"
+        )
     if label_smoothing != 0.0:
         raise NotImplementedError("leafkit's cross_entropy does not implement label_smoothing")
     if size_average is not None or reduce is not None:
@@ -244,8 +292,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     return nll_loss(log_softmax(input, dim), target, weight, None, ignore_index, None, reduction)
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-             weight=None) -> Tensor:
+def mse_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean", weight=None
+) -> Tensor:
     """Mean squared error (``MseLossBackward0``).
 
     Parameters
@@ -274,9 +323,13 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
         reduction = _legacy_reduction(size_average, reduce)
     red = _L.reduction_enum(reduction)
     if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+            "same size.",
+            UserWarning,
+            stacklevel=2,
+        )
         broadcast_check(input._data, target._data)
         shape = _broadcast_shape(input.shape, target.shape)
         if input.shape != shape:
@@ -298,15 +351,30 @@ def _legacy_reduction(size_average, reduce) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  UserWarning, stacklevel=3)
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+        UserWarning,
+        stacklevel=3,
+    )
     return ret
 
 
-_ADDMM_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-                "bool": "Bool"}
-_MM_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-             "bool": "bool"}
+_ADDMM_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "bool": "Bool",
+}
+_MM_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "bool": "bool",
+}
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -344,24 +412,27 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     nd = input._data.ndim
     wshape = weight._data.shape
     if nd == 0 or not wshape:
-        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {nd}D and "
-                           f"{len(wshape)}D")
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {nd}D and {len(wshape)}D")
     if input._data.dtype != weight._data.dtype:
         a, b = input._data.dtype.name, weight._data.dtype.name
         if bias is not None:
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_ADDMM_NAMES.get(a, a)} and "
-                               f"{_ADDMM_NAMES.get(b, b)}")
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_MM_NAMES.get(a, a)} != "
-                           f"{_MM_NAMES.get(b, b)}")
+            raise RuntimeError(
+                f"mat1 and mat2 must have the same dtype, but got {_ADDMM_NAMES.get(a, a)} and {_ADDMM_NAMES.get(b, b)}"
+            )
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_MM_NAMES.get(a, a)} != {_MM_NAMES.get(b, b)}"
+        )
     wt = weight.t()
     if bias is not None:
         out_f = wshape[0] if len(wshape) == 2 else 1
         bshape = bias._data.shape
         if bshape and bshape[-1] != out_f and bshape[-1] != 1:
             target = [*input._data.shape[:-1], out_f]
-            raise RuntimeError(f"The expanded size of the tensor ({out_f}) must match the existing size "
-                               f"({bshape[-1]}) at non-singleton dimension {len(target) - 1}.  Target sizes: "
-                               f"[{', '.join(map(str, target))}].  Tensor sizes: [{', '.join(map(str, bshape))}]")
+            raise RuntimeError(
+                f"The expanded size of the tensor ({out_f}) must match the existing size "
+                f"({bshape[-1]}) at non-singleton dimension {len(target) - 1}.  Target sizes: "
+                f"[{', '.join(map(str, target))}].  Tensor sizes: [{', '.join(map(str, bshape))}]"
+            )
     if nd == 2:
         if bias is None:
             return mm(input, wt)
@@ -385,7 +456,6 @@ def _dropout_noise(input: Tensor, p: float) -> Tensor:
     """PyTorch's ``empty_like(input).bernoulli_(1 - p).div_(1 - p)``: each element ``1/(1-p)`` with probability
     ``1 - p``, else ``0``; drawn on the host from leafkit's generator (:func:`leafkit.manual_seed`), then moved to
     ``input``'s device.  Tests replace this function to give leafkit and PyTorch the same mask."""
-
 
     q = 1.0 - p
     dt = input._data.dtype
@@ -448,13 +518,14 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         noise = zeros((), dtype=input.dtype, device=input.device)
     else:
         if input._data.dtype.kind != "f":
-            raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                               f"{_dtype.word(input._data.dtype)}")
+            raise RuntimeError(
+                f"result type Float can't be cast to the desired output type {_dtype.word(input._data.dtype)}"
+            )
         noise = _dropout_noise(input, p)
     return input.mul_(noise) if inplace else input * noise
 
 
-# -- batch normalisation -------------------------------------------------------------------------------------------------
+# -- batch normalisation -----------------------------------------------------------------------------------------------
 def _verify_batch_size(size) -> None:
     prod = size[0]
     for s in size[2:]:
@@ -463,8 +534,16 @@ def _verify_batch_size(size) -> None:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
-               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalise each channel (dim 1) to mean 0 and variance 1, then scale by ``weight`` and shift by ``bias``.
 
     ``y = (x - mean) / sqrt(var + eps) * weight + bias``, per channel.  In
@@ -567,14 +646,22 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if bias is not None:
             out = out + bias[0]
         return out
-    return apply(native_batch_norm_spec, (input, weight, bias, running_mean, running_var, bool(training),
-                                          float(momentum), float(eps)))[0]
+    return apply(
+        native_batch_norm_spec,
+        (input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps)),
+    )[0]
 
 
-# -- binary cross-entropy with logits -----------------------------------------------------------------------------------
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     size_average=None, reduce=None, reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
+# -- binary cross-entropy with logits ----------------------------------------------------------------------------------
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
     """Binary cross-entropy of logits, ``-[t log σ(x) + (1 - t) log(1 - σ(x))]``, computed stably
     (``BinaryCrossEntropyWithLogitsBackward0``).
 
@@ -624,16 +711,20 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
     _check_tensor("binary_cross_entropy_with_logits", "input", input)
     if not isinstance(target, Tensor):
-        raise TypeError(f"binary_cross_entropy_with_logits(): argument 'target' (position 2) must be Tensor, not "
-                        f"{type(target).__name__}")
+        raise TypeError(
+            f"binary_cross_entropy_with_logits(): argument 'target' (position 2) must be Tensor, not "
+            f"{type(target).__name__}"
+        )
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     red = _L.reduction_enum(reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     if target._data.dtype.kind != "f":
-        raise RuntimeError(f"result type {_dtype.word(input._data.dtype)} can't be cast to the desired output type "
-                           f"{_dtype.word(target._data.dtype)}")
+        raise RuntimeError(
+            f"result type {_dtype.word(input._data.dtype)} can't be cast to the desired output type "
+            f"{_dtype.word(target._data.dtype)}"
+        )
     shape = tuple(input.shape)
     for name, t in (("pos_weight", pos_weight), ("weight", weight)):
         if t is None:
@@ -643,8 +734,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         broadcast_check(a, b)
         full = broadcast_shapes(shape, tuple(t.shape))
         if full != shape:
-            raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match the broadcast shape "
-                               f"[{', '.join(map(str, full))}]")
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, shape))}] doesn't match the broadcast shape "
+                f"[{', '.join(map(str, full))}]"
+            )
     return apply(_L.bce_with_logits_spec, (input, target, weight, pos_weight, red))
 
 
@@ -798,9 +891,13 @@ def _broadcast_pair(input: Tensor, target: Tensor):
     """PyTorch's ``torch.broadcast_tensors(input, target)`` after its size warning: each tensor whose shape
     differs from the common one is expanded (``ExpandBackward0``)."""
     if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+            "same size.",
+            UserWarning,
+            stacklevel=3,
+        )
         shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
         if tuple(input.shape) != shape:
             input = input.expand(shape)
@@ -809,8 +906,9 @@ def _broadcast_pair(input: Tensor, target: Tensor):
     return input, target
 
 
-def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-            weight: Tensor | None = None) -> Tensor:
+def l1_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean", weight: Tensor | None = None
+) -> Tensor:
     """Mean absolute error: ``|input - target|``, averaged or summed.
 
     Not an op of its own, as in PyTorch: ``(input - target).abs()`` then
@@ -857,8 +955,9 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     return loss if red == _L.NONE else (loss.mean() if red == _L.MEAN else loss.sum())
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-                   beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0
+) -> Tensor:
     """Smooth L1 loss (``SmoothL1LossBackward0``): ``0.5 * d**2 / beta`` where ``d = |input - target| < beta``,
     ``d - 0.5 * beta`` elsewhere.
 
@@ -895,8 +994,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return apply(_L.smooth_l1_loss_spec, (input, target, _L.reduction_enum(reduction), float(beta)))
 
 
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
-               weight: Tensor | None = None) -> Tensor:
+def huber_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
+) -> Tensor:
     """Huber loss (``HuberLossBackward0``): ``0.5 * d**2`` where ``d = |input - target| < delta``,
     ``delta * (d - 0.5 * delta)`` elsewhere.
 
@@ -944,8 +1044,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-                         reduce=None, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
     """Binary cross-entropy of probabilities: ``-w * [t log(p) + (1 - t) log(1 - p)]``
     (``BinaryCrossEntropyBackward0``).
 
@@ -995,8 +1096,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         reduction = _legacy_reduction(size_average, reduce)
     red = _L.reduction_enum(reduction)
     if target.size() != input.size():
-        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
-                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}) is deprecated. Please ensure they have the same size."
+        )
     if weight is not None:
         _check_tensor("binary_cross_entropy", "weight", weight)
         new_size = _broadcast_shapes(target.size(), weight.size())
@@ -1013,9 +1116,11 @@ def _broadcast_shapes(*shapes):
             if common[idx] == 1:
                 common[idx] = shape[idx]
             elif shape[idx] != 1 and common[idx] != shape[idx]:
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
-                                   f"argument at index {arg_idx} had {shape}; but expected shape should be "
-                                   f"broadcastable to {common}")
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
+                    f"argument at index {arg_idx} had {shape}; but expected shape should be "
+                    f"broadcastable to {common}"
+                )
     return tuple(common)
 
 
@@ -1062,11 +1167,14 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         return input / denom
     denom = input.norm(p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
     if is_grad_enabled() and (input.requires_grad or out.requires_grad):
-        raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, but one "
-                           "of the arguments requires grad.")
+        raise RuntimeError(
+            "div(): functions with out=... arguments don't support automatic differentiation, but one "
+            "of the arguments requires grad."
+        )
     if tuple(out.shape) != tuple(input.shape):
-        raise RuntimeError(f"leafkit's normalize writes into an `out` of the input's shape {list(input.shape)}, not "
-                           f"{list(out.shape)}")
+        raise RuntimeError(
+            f"leafkit's normalize writes into an `out` of the input's shape {list(input.shape)}, not {list(out.shape)}"
+        )
     return out.copy_(input / denom)
 
 

@@ -20,6 +20,7 @@ with ``fan`` chosen by ``mode`` and ``gain = calculate_gain(nonlinearity, a)``.
 ``nn.Linear``'s own initialisation is ``kaiming_uniform_(w, a=sqrt(5))``,
 uniform on ``±1/sqrt(in_features)``.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,19 @@ from .._creation import eye
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_", "xavier_uniform_",
-           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -74,7 +86,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
             negative_slope = param
         else:
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + negative_slope ** 2))
+        return math.sqrt(2.0 / (1 + negative_slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -166,8 +178,9 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                     generator=None) -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
+) -> Tensor:
     """He initialisation: U(-b, b) with ``b = gain * sqrt(3 / fan)``; returns ``tensor``.
 
     Parameters
@@ -197,8 +210,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                    generator=None) -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
+) -> Tensor:
     """He initialisation: N(0, std**2) with ``std = gain / sqrt(fan)``; returns ``tensor``.
 
     Arguments, errors and the zero-element warning as for :func:`kaiming_uniform_`.

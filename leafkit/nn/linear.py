@@ -1,4 +1,5 @@
 """Layers: ``Linear``, ``Sequential``, and the activations ``ReLU``, ``Tanh``, ``Sigmoid``."""
+
 from __future__ import annotations
 
 import math
@@ -6,12 +7,12 @@ import operator
 from collections import OrderedDict
 from itertools import islice
 
+from .._creation import empty
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
-from .._creation import empty
 
 __all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity"]
 
@@ -56,10 +57,14 @@ class Linear(Module):
         for name, v in (("out_features", out_features), ("in_features", in_features)):
             if not isinstance(v, int) or isinstance(v, bool):
                 if name == "out_features":  # PyTorch's messages for empty((out_features, in_features))
-                    raise TypeError(f"empty(): argument 'size' (position 1) must be tuple of ints, but found element "
-                                    f"of type {type(v).__name__} at pos 0")
-                raise TypeError(f"empty(): argument 'size' failed to unpack the object at pos 2 with error \"type must "
-                                f"be tuple of ints,but got {type(v).__name__}\"")
+                    raise TypeError(
+                        f"empty(): argument 'size' (position 1) must be tuple of ints, but found element "
+                        f"of type {type(v).__name__} at pos 0"
+                    )
+                raise TypeError(
+                    f"empty(): argument 'size' failed to unpack the object at pos 2 with error \"type must "
+                    f'be tuple of ints,but got {type(v).__name__}"'
+                )
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
@@ -143,7 +148,7 @@ class Sequential(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
-    def append(self, module: Module) -> "Sequential":
+    def append(self, module: Module) -> Sequential:
         """Add ``module`` at the end; returns ``self``."""
         self.add_module(str(len(self)), module)
         return self

@@ -1,12 +1,21 @@
 """Loss modules: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``BCEWithLogitsLoss``, ``L1Loss``,
 ``SmoothL1Loss``, ``HuberLoss``, ``BCELoss`` (thin wrappers of :mod:`.functional`)."""
+
 from __future__ import annotations
 
 from . import functional as F
 from .module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "BCELoss"]
+__all__ = [
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "MSELoss",
+    "BCEWithLogitsLoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "BCELoss",
+]
 
 
 class _Loss(Module):
@@ -25,8 +34,14 @@ class CrossEntropyLoss(_Loss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class NLLLoss(_Loss):
@@ -82,8 +97,9 @@ class BCEWithLogitsLoss(_Loss):
 
     def forward(self, input, target):
         """The loss of logits ``input`` against ``target`` (same shape); 0-d unless ``reduction="none"``."""
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
-                                                  reduction=self.reduction)
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
 
 
 class L1Loss(_Loss):

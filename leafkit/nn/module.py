@@ -6,16 +6,17 @@ goes to ``_parameters``, a sub-``Module`` to ``_modules``, a tensor given to
 ``parameters()``, ``state_dict()``, ``to()``, ``zero_grad()`` ... walk those
 registries, recursively.
 """
+
 from __future__ import annotations
 
 import itertools
 from collections import OrderedDict, namedtuple
 
+from .. import _dtype
+from .._functions.copy import parse_to_args
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from .parameter import Parameter
-from .._functions.copy import parse_to_args
-from .. import _dtype
 
 __all__ = ["Module"]
 
@@ -96,11 +97,13 @@ class Module:
 
     def __init__(self, *args, **kwargs):
         if kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
-                            f"'{next(iter(kwargs))}'")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'"
+            )
         if args:
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
-                            "given")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given"
+            )
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()
@@ -172,12 +175,15 @@ class Module:
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(torch.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' (torch.nn.Parameter or None required)"
+            )
         if param is not None and param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
-                             "explicitly. To express '{name}' as a function of another Tensor, compute the value in "
-                             "the forward() method.")
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                "explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                "the forward() method."
+            )
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -191,15 +197,16 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
-                            "required)")
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name: str, module: "Module | None") -> None:
+    def add_module(self, name: str, module: Module | None) -> None:
         """Register ``module`` as the child ``name``."""
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_typename(module)} is not a Module subclass")
@@ -225,8 +232,9 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(torch.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' (torch.nn.Parameter or None expected)"
+                )
             self.register_parameter(name, value)
         else:
             modules = d.get("_modules")
@@ -237,15 +245,19 @@ class Module:
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
-                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                    "(torch.nn.Module or None expected)")
+                    raise TypeError(
+                        f"cannot assign '{_typename(value)}' as child module '{name}' "
+                        "(torch.nn.Module or None expected)"
+                    )
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
                 if buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
+                        raise TypeError(
+                            f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                            "(torch.nn.Buffer, torch.Tensor or None expected)"
+                        )
                     buffers[name] = value
                 else:
                     object.__setattr__(self, name, value)
@@ -343,7 +355,7 @@ class Module:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def get_submodule(self, target: str) -> "Module":
+    def get_submodule(self, target: str) -> Module:
         """The descendant named by a dotted path (``"0"``, ``"encoder.fc"``); ``""`` is this module.
 
         Raises
@@ -369,7 +381,7 @@ class Module:
         return mod._parameters[name]
 
     # -- modes -------------------------------------------------------------------------------
-    def train(self, mode: bool = True) -> "Module":
+    def train(self, mode: bool = True) -> Module:
         """Set ``training`` on this module and every descendant; returns ``self``.
 
         Raises
@@ -384,11 +396,11 @@ class Module:
             m.train(mode)
         return self
 
-    def eval(self) -> "Module":
+    def eval(self) -> Module:
         """``train(False)``."""
         return self.train(False)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
         """Set ``requires_grad`` on every parameter (freeze with False); returns ``self``."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
@@ -463,12 +475,16 @@ class Module:
                 continue
             src = state_dict[k]
             if not isinstance(src, Tensor):
-                errors.append(f'While copying the parameter named "{k}", expected torch.Tensor or Tensor-like '
-                              f"object from checkpoint but received {type(src)}")
+                errors.append(
+                    f'While copying the parameter named "{k}", expected torch.Tensor or Tensor-like '
+                    f"object from checkpoint but received {type(src)}"
+                )
                 continue
             if src.shape != target.shape:
-                errors.append(f"size mismatch for {k}: copying a param with shape {src.shape} from checkpoint, the "
-                              f"shape in current model is {target.shape}.")
+                errors.append(
+                    f"size mismatch for {k}: copying a param with shape {src.shape} from checkpoint, the "
+                    f"shape in current model is {target.shape}."
+                )
                 continue
             with no_grad():
                 target.copy_(src)
@@ -477,7 +493,7 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)
 
     # -- devices and dtypes ---------------------------------------------------------------------
-    def _apply(self, fn) -> "Module":
+    def _apply(self, fn) -> Module:
         """Apply ``fn`` to every parameter (keeping the Parameter objects), gradient, and buffer."""
         for m in self.children():
             m._apply(fn)
@@ -502,14 +518,14 @@ class Module:
                     self._buffers[name] = fn(b)
         return self
 
-    def apply(self, fn) -> "Module":
+    def apply(self, fn) -> Module:
         """Call ``fn(module)`` on every descendant, then on this module (e.g. custom initialisation)."""
         for m in self.children():
             m.apply(fn)
         fn(self)
         return self
 
-    def to(self, *args, **kwargs) -> "Module":
+    def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers in place; returns ``self``.
 
         ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
@@ -527,8 +543,9 @@ class Module:
 
         dtype, dev, _ = parse_to_args(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
-                            f"{dtype}")
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+            )
 
         def convert(t):
             if dtype is not None and t.is_floating_point():
@@ -537,23 +554,23 @@ class Module:
 
         return self._apply(convert)
 
-    def cuda(self, device=None) -> "Module":
+    def cuda(self, device=None) -> Module:
         """Move every parameter and buffer to ``cuda`` (see :meth:`to`)."""
         return self.to("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
 
-    def cpu(self) -> "Module":
+    def cpu(self) -> Module:
         """Move every parameter and buffer to the cpu (see :meth:`to`)."""
         return self.to("cpu")
 
-    def float(self) -> "Module":
+    def float(self) -> Module:
         """Cast floating parameters and buffers to float32, in place (see :meth:`to`)."""
         return self.to(_dtype.float32)
 
-    def double(self) -> "Module":
+    def double(self) -> Module:
         """Cast floating parameters and buffers to float64, in place (see :meth:`to`)."""
         return self.to(_dtype.float64)
 
-    def half(self) -> "Module":
+    def half(self) -> Module:
         """Cast floating parameters and buffers to float16, in place (see :meth:`to`)."""
         return self.to(_dtype.float16)
 

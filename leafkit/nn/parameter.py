@@ -1,10 +1,10 @@
 """``Parameter``: the tensor a module learns, a leaf that requires grad."""
+
 from __future__ import annotations
 
-from .._tensor import Tensor
 from .._creation import empty
 from .._device import to_host
-from .._tensor import _rebuild
+from .._tensor import Tensor, _rebuild
 
 __all__ = ["Parameter"]
 

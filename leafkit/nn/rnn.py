@@ -1,14 +1,15 @@
 """``RNNCell``: one step of an Elman recurrent network, ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``."""
+
 from __future__ import annotations
 
 import math
 
+from .._creation import empty, zeros
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
-from .._creation import empty, zeros
 
 __all__ = ["RNNCell"]
 
@@ -94,8 +95,9 @@ class RNNCell(Module):
         sigmoid".
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None,
-                 dtype=None):
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None, dtype=None
+    ):
         super().__init__()
 
         self.input_size = input_size

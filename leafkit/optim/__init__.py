@@ -4,6 +4,7 @@ An optimizer updates *leaves*: ``step()`` changes each parameter's storage in
 place, outside the graph, so parameters stay leaves that require grad, and
 skips parameters whose ``.grad`` is None.
 """
+
 from __future__ import annotations
 
 from .adam import Adam, AdamW

@@ -1,11 +1,12 @@
 """``Adam`` and ``AdamW`` (Adam with decoupled weight decay), as ``torch.optim.Adam`` / ``torch.optim.AdamW``."""
+
 from __future__ import annotations
 
 import math
 
+from .._creation import tensor, zeros_like
 from .._device import array_module
 from .optimizer import Optimizer, _bump, _check_number
-from .._creation import tensor, zeros_like
 
 __all__ = ["Adam", "AdamW"]
 
@@ -63,9 +64,22 @@ class Adam(Optimizer):
         value: ...", and :class:`Optimizer`'s errors.
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ):
         _check_number("learning rate", lr)
         _check_number("epsilon value", eps)
         if not 0.0 <= betas[0] < 1.0:
@@ -75,9 +89,19 @@ class Adam(Optimizer):
         _check_number("weight_decay value", weight_decay)
         if differentiable or fused:
             raise NotImplementedError("leafkit's Adam does not implement differentiable=True or fused=True")
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
-                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
-                    "differentiable": differentiable, "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
         super().__init__(params, defaults)
 
     def _update_group(self, group: dict) -> None:
@@ -121,8 +145,8 @@ class Adam(Optimizer):
             v *= beta2
             v += (1 - beta2) * g * g  # addcmul_: v + (value * g) * g
             xp = array_module(d)
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+            bias_correction1 = 1 - beta1**step
+            bias_correction2_sqrt = math.sqrt(1 - beta2**step)
             step_size = lr / bias_correction1
             if amsgrad:
                 vmax = st["max_exp_avg_sq"]._data
@@ -178,11 +202,35 @@ class AdamW(Adam):
         As :class:`Adam` ("Invalid weight_decay value: -1" ...).
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-                         capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=1e-2,
+        amsgrad=False,
+        *,
+        maximize=False,
+        foreach=None,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+    ):
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
+        )
 
     def load_state_dict(self, state_dict: dict) -> None:
         """:meth:`Optimizer.load_state_dict`, keeping ``decoupled_weight_decay=True`` in every group."""

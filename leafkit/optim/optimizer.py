@@ -6,6 +6,7 @@ so they stay leaves that require grad; a parameter whose ``.grad`` is None
 (it got no gradient) is skipped.  ``zero_grad()`` sets every ``.grad`` back
 to None (PyTorch's default since 2.0) or to zeros.
 """
+
 from __future__ import annotations
 
 import copy
@@ -73,8 +74,10 @@ class Optimizer:
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
-                            f"got {_typename(params)}")
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but "
+                f"got {_typename(params)}"
+            )
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -99,8 +102,10 @@ class Optimizer:
         if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
-                            "tensors in sets will change between runs. Please use a list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of "
+                "tensors in sets will change between runs. Please use a list instead."
+            )
         else:
             param_group["params"] = list(params)
         names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]
@@ -120,8 +125,11 @@ class Optimizer:
             param_group.setdefault(name, default)
         ps = param_group["params"]
         if len({id(p) for p in ps}) != len(ps):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
-                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                "an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in ps):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -192,8 +200,9 @@ class Optimizer:
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of optimizer's "
-                             "group")
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+            )
         id_map = {}
         for g, s in zip(groups, saved_groups):
             for idx, p in zip(s["params"], g["params"]):
@@ -203,8 +212,7 @@ class Optimizer:
             p = id_map.get(idx)
             if p is None:
                 continue
-            self.state[p] = {k: (v.to(p.device) if isinstance(v, Tensor) and k != "step" else v)
-                             for k, v in st.items()}
+            self.state[p] = {k: (v.to(p.device) if isinstance(v, Tensor) and k != "step" else v) for k, v in st.items()}
         for g, s in zip(groups, saved_groups):
             params = g["params"]
             g.clear()

@@ -1,4 +1,5 @@
 """``SGD``: stochastic gradient descent with momentum, dampening, weight decay and Nesterov (``torch.optim.SGD``)."""
+
 from __future__ import annotations
 
 from .._tensor import Tensor
@@ -57,16 +58,36 @@ class SGD(Optimizer):
         momentum and zero dampening", and :class:`Optimizer`'s errors.
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
-                 foreach=None, differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ):
         _check_number("learning rate", lr)
         _check_number("momentum value", momentum)
         _check_number("weight_decay value", weight_decay)
         if differentiable or fused:
             raise NotImplementedError("leafkit's SGD does not implement differentiable=True or fused=True")
-        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
-                    "nesterov": nesterov, "maximize": maximize, "foreach": foreach, "differentiable": differentiable,
-                    "fused": fused}
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)

@@ -16,12 +16,24 @@ All three take ``lang="en"`` or ``lang="zh"`` (简体中文 legends, sentences a
 few words inside drawings; Chinese drawings name CJK fonts); ``lang=None`` follows
 :func:`leafkit.set_language`.
 """
+
 from ._graph import DEFAULT_MAX_NODES
 from ._render import INSTALL_HINT, AutogradDigraph, clear_svg_cache, dot_available, render_svg
 from .dot import make_dot
 from .explain import REASONS, Explanation, explain
 from .variables import VariablesDrawing, draw
 
-__all__ = ["make_dot", "draw", "explain", "AutogradDigraph", "VariablesDrawing", "Explanation",
-           "REASONS", "DEFAULT_MAX_NODES", "INSTALL_HINT", "render_svg", "dot_available",
-           "clear_svg_cache"]
+__all__ = [
+    "make_dot",
+    "draw",
+    "explain",
+    "AutogradDigraph",
+    "VariablesDrawing",
+    "Explanation",
+    "REASONS",
+    "DEFAULT_MAX_NODES",
+    "INSTALL_HINT",
+    "render_svg",
+    "dot_available",
+    "clear_svg_cache",
+]

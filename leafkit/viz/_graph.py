@@ -7,6 +7,7 @@ the DOT source and the text view.  Node ids in the DOT come from a counter in
 model order (``n0``, ``n1``, ...), never from ``id()``, so the same program
 gives byte-identical DOT on every run.  Every walk here is iterative.
 """
+
 from __future__ import annotations
 
 from collections import Counter, deque
@@ -23,15 +24,30 @@ FLOW, SHARE, SAVED, ATTACH, LAYOUT = "flow", "share", "saved", "attach", "layout
 
 #: The words this module writes into drawings and text trees, per language (see leafkit.set_language).
 TEXT = {
-    "en": {"more": "{n} more node", "more_plural": "{n} more nodes",
-           "not_drawn": "not drawn: raise max_nodes to see them",
-           "inputs_not_drawn": "(inputs not drawn)", "drawn_again": "(drawn again)", "saved_rel": "saved: ",
-           "named_rel": "named: ", "share_rel": "shares storage with (no gradient): ", "see_above": "  (see above)",
-           "more_lines": "({n} more lines)"},
-    "zh": {"more": "还有 {n} 个节点", "more_plural": "还有 {n} 个节点", "not_drawn": "没有画出：调大 max_nodes 才能看到",
-           "inputs_not_drawn": "（输入没有画出）", "drawn_again": "（再画一次）", "saved_rel": "保存的：",
-           "named_rel": "命名的：", "share_rel": "与它共享存储（不传梯度）：", "see_above": "  （见上）",
-           "more_lines": "（还有 {n} 行）"},
+    "en": {
+        "more": "{n} more node",
+        "more_plural": "{n} more nodes",
+        "not_drawn": "not drawn: raise max_nodes to see them",
+        "inputs_not_drawn": "(inputs not drawn)",
+        "drawn_again": "(drawn again)",
+        "saved_rel": "saved: ",
+        "named_rel": "named: ",
+        "share_rel": "shares storage with (no gradient): ",
+        "see_above": "  (see above)",
+        "more_lines": "({n} more lines)",
+    },
+    "zh": {
+        "more": "还有 {n} 个节点",
+        "more_plural": "还有 {n} 个节点",
+        "not_drawn": "没有画出：调大 max_nodes 才能看到",
+        "inputs_not_drawn": "（输入没有画出）",
+        "drawn_again": "（再画一次）",
+        "saved_rel": "保存的：",
+        "named_rel": "命名的：",
+        "share_rel": "与它共享存储（不传梯度）：",
+        "see_above": "  （见上）",
+        "more_lines": "（还有 {n} 行）",
+    },
 }
 
 
@@ -39,13 +55,13 @@ class VNode:
     __slots__ = ("kind", "name", "label", "text", "attrs", "cluster", "sig")
 
     def __init__(self, kind, name, label, text, attrs, cluster=None, sig=None):
-        self.kind = kind        # 'fn', 'leaf', 'output', 'var', 'saved', 'more', 'ghost'
-        self.name = name        # short name used in summaries ("PowBackward0", "x")
-        self.label = label      # DOT label (plain text with \n, or an HTML-like <...> label)
-        self.text = text        # one line for the text view
-        self.attrs = attrs      # extra DOT attributes
+        self.kind = kind  # 'fn', 'leaf', 'output', 'var', 'saved', 'more', 'ghost'
+        self.name = name  # short name used in summaries ("PowBackward0", "x")
+        self.label = label  # DOT label (plain text with \n, or an HTML-like <...> label)
+        self.text = text  # one line for the text view
+        self.attrs = attrs  # extra DOT attributes
         self.cluster = cluster  # name of the cluster (subgraph) holding it, or None
-        self.sig = sig          # stable signature (diffing), or None
+        self.sig = sig  # stable signature (diffing), or None
 
 
 class VEdge:
@@ -64,10 +80,10 @@ class Model:
         self.graph_attr = dict(graph_attr or {})
         self.node_attr = dict(node_attr or {})
         self.edge_attr = dict(edge_attr or {})
-        self.clusters: dict = {}   # name -> attrs, in insertion order
-        self.rows: dict = {}       # cluster name -> rows of VNodes, laid out left to right
-        self.total_nodes = 0       # before collapsing
-        self.lang = "en"           # the language of the words collapse() and text_tree() add
+        self.clusters: dict = {}  # name -> attrs, in insertion order
+        self.rows: dict = {}  # cluster name -> rows of VNodes, laid out left to right
+        self.total_nodes = 0  # before collapsing
+        self.lang = "en"  # the language of the words collapse() and text_tree() add
 
     def add_node(self, kind, name, label, text, cluster=None, sig=None, **attrs) -> int:
         self.nodes.append(VNode(kind, name, label, text, attrs, cluster, sig))
@@ -159,8 +175,16 @@ def collapse(model: Model, max_nodes, keep: int = 2) -> Model:
 
 def _more_node(model, count, note):
     label = "\u2026 " + _plural(count, model.lang)
-    return model.add_node("more", label, label + "\\n(" + note + ")", label + " (" + note + ")",
-                          shape="box", style="dashed,rounded", fillcolor="white", fontcolor="#555555")
+    return model.add_node(
+        "more",
+        label,
+        label + "\\n(" + note + ")",
+        label + " (" + note + ")",
+        shape="box",
+        style="dashed,rounded",
+        fillcolor="white",
+        fontcolor="#555555",
+    )
 
 
 def _collapse_chains(model: Model, max_nodes: int, keep: int) -> Model:
@@ -175,8 +199,10 @@ def _collapse_chains(model: Model, max_nodes: int, keep: int) -> Model:
         else:
             other[e.src] = other[e.dst] = True
     nodes = model.nodes
-    chainable = [nodes[i].kind == "fn" and len(ins[i]) == 1 and len(outs[i]) == 1
-                 and not other[i] and nodes[i].cluster is None for i in range(n)]
+    chainable = [
+        nodes[i].kind == "fn" and len(ins[i]) == 1 and len(outs[i]) == 1 and not other[i] and nodes[i].cluster is None
+        for i in range(n)
+    ]
     chains = []
     for i in range(n):
         if not chainable[i] or chainable[outs[i][0]]:
@@ -190,12 +216,12 @@ def _collapse_chains(model: Model, max_nodes: int, keep: int) -> Model:
             chains.append(chain)
     chains.sort(key=lambda c: (-len(c), c[0]))
     visible = n
-    hidden_by = {}          # node index -> its group
-    groups = []             # (first hidden index, hidden list)
+    hidden_by = {}  # node index -> its group
+    groups = []  # (first hidden index, hidden list)
     for chain in chains:
         if visible <= max_nodes:
             break
-        middle = chain[keep:len(chain) - keep]
+        middle = chain[keep : len(chain) - keep]
         g = len(groups)
         groups.append((min(middle), middle))
         for h in middle:
@@ -235,7 +261,7 @@ def _truncate(model: Model, max_nodes: int) -> Model:
     adj = [[] for _ in range(n)]
     has_out = [False] * n
     for e in model.edges:
-        adj[e.dst].append(e.src)       # towards the inputs first
+        adj[e.dst].append(e.src)  # towards the inputs first
         adj[e.src].append(e.dst)
         if e.kind == FLOW:
             has_out[e.src] = True
@@ -279,9 +305,18 @@ def _truncate(model: Model, max_nodes: int) -> Model:
         elif keep[e.dst] and e.kind == FLOW and index[e.dst] not in marked and marks < MAX_CUT_MARKS:
             marked.add(index[e.dst])
             marks += 1
-            m = new.add_node("more", "\u2026", "\u2026", "\u2026 " + TEXT[model.lang]["inputs_not_drawn"], shape="box",
-                             style="dashed,rounded", fillcolor="white", fontcolor="#555555",
-                             height="0.2", width="0.3")
+            m = new.add_node(
+                "more",
+                "\u2026",
+                "\u2026",
+                "\u2026 " + TEXT[model.lang]["inputs_not_drawn"],
+                shape="box",
+                style="dashed,rounded",
+                fillcolor="white",
+                fontcolor="#555555",
+                height="0.2",
+                width="0.3",
+            )
             new.edges.append(VEdge(m, index[e.dst], FLOW, {"style": "dashed"}))
     return new
 
@@ -297,8 +332,18 @@ def _untangle(model: Model, max_span: int = 2) -> Model:
             attrs = {k: v for k, v in src.attrs.items() if k in ("fillcolor",)}
             label = "\u21ba " + src.name
             again = TEXT[model.lang]["drawn_again"]
-            copies.append((VNode("copy", src.name, label + "\\n" + again, label + " " + again,
-                                 dict(attrs, style="filled,dashed,rounded", fontsize="9")), e))
+            copies.append(
+                (
+                    VNode(
+                        "copy",
+                        src.name,
+                        label + "\\n" + again,
+                        label + " " + again,
+                        dict(attrs, style="filled,dashed,rounded", fontsize="9"),
+                    ),
+                    e,
+                )
+            )
         else:
             edges.append(e)
     if not copies:
@@ -312,8 +357,7 @@ def _untangle(model: Model, max_span: int = 2) -> Model:
 
 def to_digraph(model: Model, text_title: str = "") -> AutogradDigraph:
     """Write the model as an :class:`AutogradDigraph` (ids ``n0``, ``n1``, ... in model order)."""
-    dg = AutogradDigraph(graph_attr=model.graph_attr, node_attr=model.node_attr,
-                         edge_attr=model.edge_attr)
+    dg = AutogradDigraph(graph_attr=model.graph_attr, node_attr=model.node_attr, edge_attr=model.edge_attr)
     ids = [f"n{i}" for i in range(len(model.nodes))]
     pos = {id(node): i for i, node in enumerate(model.nodes)}
     in_cluster: dict = {}

@@ -6,6 +6,7 @@ which leafkit mirrors, so the drawing layer works on real ``torch`` tensors and
 on leafkit tensors alike.  Nothing in this module imports torch or leafkit, and
 nothing here changes a graph: ``viz`` only reads it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,9 +18,23 @@ import warnings
 SAVED_PREFIX = "_saved_"
 
 __all__ = [
-    "gc_paused", "is_tensor", "node_name", "next_nodes", "is_accumulate_grad", "saved_names",
-    "saved_items", "node_freed", "shape_of", "shape_str", "device_str", "safe_grad",
-    "storage_ptr", "hook_count", "retains_grad", "format_values", "short_sig",
+    "gc_paused",
+    "is_tensor",
+    "node_name",
+    "next_nodes",
+    "is_accumulate_grad",
+    "saved_names",
+    "saved_items",
+    "node_freed",
+    "shape_of",
+    "shape_str",
+    "device_str",
+    "safe_grad",
+    "storage_ptr",
+    "hook_count",
+    "retains_grad",
+    "format_values",
+    "short_sig",
 ]
 
 
@@ -49,8 +64,12 @@ def is_tensor(obj) -> bool:
     if isinstance(obj, type):
         return False
     try:
-        return (hasattr(obj, "grad_fn") and hasattr(obj, "is_leaf")
-                and hasattr(obj, "requires_grad") and hasattr(obj, "shape"))
+        return (
+            hasattr(obj, "grad_fn")
+            and hasattr(obj, "is_leaf")
+            and hasattr(obj, "requires_grad")
+            and hasattr(obj, "shape")
+        )
     except Exception:  # a property that raises is not a tensor we can draw
         return False
 
@@ -166,7 +185,7 @@ def saved_items(fn):
             continue
         except Exception:
             continue
-        out.append((attr[len(SAVED_PREFIX):], val))
+        out.append((attr[len(SAVED_PREFIX) :], val))
     return out
 
 
@@ -256,7 +275,7 @@ def _fmt_number(x) -> str:
 def _fmt_nested(vals) -> str:
     if not isinstance(vals, (list, tuple)):
         return _fmt_number(vals)
-    return "[" + ", ".join(_fmt_nested(v) for v in vals) + "]"   # depth = ndim: small
+    return "[" + ", ".join(_fmt_nested(v) for v in vals) + "]"  # depth = ndim: small
 
 
 def format_values(t, max_items: int = 4) -> str:

@@ -7,6 +7,7 @@ said.  SVG renderings are cached by DOT source in a small LRU dict,
 so toggling back and forth between states in an explorer costs a dictionary
 lookup, not a ``dot`` run.
 """
+
 from __future__ import annotations
 
 import html
@@ -15,21 +16,32 @@ from collections import OrderedDict
 
 import graphviz
 
-__all__ = ["INSTALL_HINT", "dot_available", "render_svg", "clear_svg_cache",
-           "display_bundle", "AutogradDigraph", "SVG_CACHE_SIZE", "localize_hint"]
+__all__ = [
+    "INSTALL_HINT",
+    "dot_available",
+    "render_svg",
+    "clear_svg_cache",
+    "display_bundle",
+    "AutogradDigraph",
+    "SVG_CACHE_SIZE",
+    "localize_hint",
+]
 
-INSTALL_HINT = ("Graphviz's `dot` program is not installed, so this is a text view of the graph; "
-                "to see the picture, install Graphviz (`apt install graphviz`, "
-                "`brew install graphviz` or `conda install graphviz`) and run the cell again.")
-INSTALL_HINT_ZH = ("没有安装 Graphviz 的 `dot` 程序，所以这里显示的是图的文字版；想看图，请先安装 Graphviz"
-                   "（`apt install graphviz`、`brew install graphviz` 或 `conda install graphviz`），"
-                   "再重新运行这个单元格。")
-_FAILED = ("Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view "
-           "of it.")
+INSTALL_HINT = (
+    "Graphviz's `dot` program is not installed, so this is a text view of the graph; "
+    "to see the picture, install Graphviz (`apt install graphviz`, "
+    "`brew install graphviz` or `conda install graphviz`) and run the cell again."
+)
+INSTALL_HINT_ZH = (
+    "没有安装 Graphviz 的 `dot` 程序，所以这里显示的是图的文字版；想看图，请先安装 Graphviz"
+    "（`apt install graphviz`、`brew install graphviz` 或 `conda install graphviz`），"
+    "再重新运行这个单元格。"
+)
+_FAILED = "Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view of it."
 _FAILED_ZH = "Graphviz 的 `dot` 程序已经安装，但画这张图时出错了，所以这里显示的是图的文字版。"
 
 SVG_CACHE_SIZE = 128
-_SVG_CACHE: "OrderedDict[tuple, str]" = OrderedDict()
+_SVG_CACHE: OrderedDict[tuple, str] = OrderedDict()
 
 
 def dot_available() -> bool:
@@ -107,9 +119,9 @@ def localize_hint(why: str, lang: str = "en") -> str:
     if why == INSTALL_HINT:
         return INSTALL_HINT_ZH
     if why.startswith(_FAILED):
-        said = why[len(_FAILED):].strip()
+        said = why[len(_FAILED) :].strip()
         if said.startswith("It said: "):
-            said = said[len("It said: "):]
+            said = said[len("It said: ") :]
         return _FAILED_ZH + (f"它的输出：{said}" if said else "")
     return why
 
@@ -135,8 +147,10 @@ def display_bundle(source, text_fn, include=None, exclude=None, lang: str = "en"
             text = "（这张图无法写成文字）" if lang == "zh" else "(the graph could not be summarised as text)"
         bundle = {
             "text/plain": text + "\n\n" + why,
-            "text/html": ('<pre style="line-height:1.25">' + html.escape(text) + "</pre>"
-                          '<p style="color:#8a6d3b">' + html.escape(why) + "</p>"),
+            "text/html": (
+                '<pre style="line-height:1.25">' + html.escape(text) + "</pre>"
+                '<p style="color:#8a6d3b">' + html.escape(why) + "</p>"
+            ),
         }
     if include is not None:
         inc = set(include)

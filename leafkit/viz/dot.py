@@ -8,6 +8,7 @@ on every run, big graphs collapse their long chains into a labelled
 the graph explains every colour, border and line style the drawing uses
 (in English or 简体中文).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -20,16 +21,17 @@ __all__ = ["make_dot", "NODE_ATTR", "GRAPH_ATTR", "COLORS", "CJK_FONTNAME", "LEG
 
 #: torchviz's legend.
 COLORS = {
-    "backward": "lightgrey",       # a backward node (grad_fn)
-    "leaf": "lightblue",           # a leaf tensor reached through AccumulateGrad
-    "saved": "orange",             # a tensor saved for backward (show_saved=True)
-    "output": "darkolivegreen1",   # an output
+    "backward": "lightgrey",  # a backward node (grad_fn)
+    "leaf": "lightblue",  # a leaf tensor reached through AccumulateGrad
+    "saved": "orange",  # a tensor saved for backward (show_saved=True)
+    "output": "darkolivegreen1",  # an output
     "intermediate": "darkolivegreen3",  # a named non-leaf passed in ``params``
-    "freed": "#f2f2f2",            # a backward node whose saved tensors were freed
+    "freed": "#f2f2f2",  # a backward node whose saved tensors were freed
 }
 #: torchviz's node and graph attributes.
-NODE_ATTR = dict(style="filled", shape="box", align="left", fontsize="10", ranksep="0.1",
-                 height="0.2", fontname="monospace")
+NODE_ATTR = dict(
+    style="filled", shape="box", align="left", fontsize="10", ranksep="0.1", height="0.2", fontname="monospace"
+)
 GRAPH_ATTR = dict(size="12,12")
 MAX_ATTR_CHARS = 50
 
@@ -47,25 +49,38 @@ LEGEND_ITEMS = ("backward", "leaf", "output", "saved", "named", "retains", "hook
 #: The words make_dot writes, per language (``make_dot(..., lang=...)``).
 TEXT = {
     "en": {
-        "backward": "grey: backward node (grad_fn)", "leaf": "light blue: leaf tensor",
+        "backward": "grey: backward node (grad_fn)",
+        "leaf": "light blue: leaf tensor",
         "output": "green: output",
         "saved": "orange: tensor saved for backward",
         "named": "dotted line, darker green: a non-leaf named in params, e.g. one that retains grad",
         "retains": "double border: retains_grad (retain_grad() was called)",
-        "hooks": "purple border: has hooks", "freed": "dashed, pale: freed by backward()",
-        "hooks_line": "hooks: {n}", "freed_line": "(freed)",
-        "freed_text": " (freed: saved tensors released by backward)", "output_text": "(output)",
-        "leaf_text": "(leaf)", "named_text": "(named non-leaf)", "sep": "    ",
+        "hooks": "purple border: has hooks",
+        "freed": "dashed, pale: freed by backward()",
+        "hooks_line": "hooks: {n}",
+        "freed_line": "(freed)",
+        "freed_text": " (freed: saved tensors released by backward)",
+        "output_text": "(output)",
+        "leaf_text": "(leaf)",
+        "named_text": "(named non-leaf)",
+        "sep": "    ",
     },
     "zh": {
-        "backward": "灰色：反向节点（grad_fn）", "leaf": "浅蓝：叶子张量", "output": "绿色：输出",
+        "backward": "灰色：反向节点（grad_fn）",
+        "leaf": "浅蓝：叶子张量",
+        "output": "绿色：输出",
         "saved": "橙色：为反向传播保存的张量",
         "named": "点线、深绿框：params 里命名的非叶子张量（例如调用过 retain_grad() 的）",
         "retains": "双线边框：retains_grad（调用过 retain_grad()）",
-        "hooks": "紫色边框：注册了钩子", "freed": "虚线、浅色：已被 backward() 释放",
-        "hooks_line": "钩子：{n} 个", "freed_line": "（已释放）",
-        "freed_text": "（已释放：保存的张量被 backward 释放了）", "output_text": "（输出）",
-        "leaf_text": "（叶子张量）", "named_text": "（命名的非叶子张量）", "sep": "    ",
+        "hooks": "紫色边框：注册了钩子",
+        "freed": "虚线、浅色：已被 backward() 释放",
+        "hooks_line": "钩子：{n} 个",
+        "freed_line": "（已释放）",
+        "freed_text": "（已释放：保存的张量被 backward 释放了）",
+        "output_text": "（输出）",
+        "leaf_text": "（叶子张量）",
+        "named_text": "（命名的非叶子张量）",
+        "sep": "    ",
     },
 }
 
@@ -103,9 +118,10 @@ def _as_outputs(outputs):
     elif isinstance(outputs, (list, tuple)):
         items = [("", t) for t in outputs]
     else:
-        raise TypeError("make_dot() expects a tensor, a tuple/list of tensors or a dict of them, "
-                        f"got {type(outputs).__name__}")
-    for name, t in items:
+        raise TypeError(
+            f"make_dot() expects a tensor, a tuple/list of tensors or a dict of them, got {type(outputs).__name__}"
+        )
+    for _name, t in items:
         if not I.is_tensor(t):
             raise TypeError(f"make_dot() outputs must be tensors, got {type(t).__name__}")
     return [(str(name), t) for name, t in items]
@@ -133,7 +149,7 @@ def _fmt_attr(val) -> str:
     if isinstance(val, (tuple, list)) and any(I.is_tensor(v) for v in val):
         return "[saved tensors]"
     s = str(val)
-    return s if len(s) <= MAX_ATTR_CHARS else s[:MAX_ATTR_CHARS - 3] + "..."
+    return s if len(s) <= MAX_ATTR_CHARS else s[: MAX_ATTR_CHARS - 3] + "..."
 
 
 def walk(roots):
@@ -162,8 +178,16 @@ def walk(roots):
     return order, children
 
 
-def make_dot(outputs, params=None, *, show_saved: bool = False, show_attrs: bool = False,
-             max_nodes: int = DEFAULT_MAX_NODES, legend: bool = True, lang=None):
+def make_dot(
+    outputs,
+    params=None,
+    *,
+    show_saved: bool = False,
+    show_attrs: bool = False,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    legend: bool = True,
+    lang=None,
+):
     """Draw the autograd graph that produced ``outputs``, as torchviz does.
 
     The walk starts at each output's ``grad_fn`` and follows
@@ -245,15 +269,16 @@ def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, l
     used = set()  # the legend's entries: what this drawing shows
     outs = _as_outputs(outputs)
     if params is not None and not isinstance(params, Mapping):
-        raise TypeError("make_dot() params must be a dict of names to tensors, as in torchviz "
-                        f"(e.g. dict(model.named_parameters())), got {type(params).__name__}")
+        raise TypeError(
+            "make_dot() params must be a dict of names to tensors, as in torchviz "
+            f"(e.g. dict(model.named_parameters())), got {type(params).__name__}"
+        )
     if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, numbers.Integral)):
         raise TypeError(f"make_dot() max_nodes must be an int or None, got {type(max_nodes).__name__}")
     names: dict = {}
     for name, t in (params or {}).items():
         if not I.is_tensor(t):
-            raise TypeError(f"make_dot() params must map names to tensors; {name!r} is "
-                            f"{type(t).__name__}")
+            raise TypeError(f"make_dot() params must map names to tensors; {name!r} is {type(t).__name__}")
         names.setdefault(id(t), str(name))
     for name, t in outs:
         if name:
@@ -269,7 +294,7 @@ def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, l
         return (f"{_esc(name)}\\n {I.shape_str(t)}" if name else f" {I.shape_str(t)}"), name
 
     out_nodes = []
-    for name, t in outs:
+    for _name, t in outs:
         if id(t) in tensor_node:
             continue
         label, nm = tensor_label(t)
@@ -298,8 +323,13 @@ def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, l
             label, nm = tensor_label(var)
             lines, attrs = [label], {"fillcolor": COLORS["leaf"]}
             _tensor_marks(var, lines, attrs, words, used)
-            i = model.add_node("leaf", nm or "leaf", "\\n".join(lines),
-                               f"{nm or 'leaf'} {I.shape_str(var)} {words['leaf_text']}", **attrs)
+            i = model.add_node(
+                "leaf",
+                nm or "leaf",
+                "\\n".join(lines),
+                f"{nm or 'leaf'} {I.shape_str(var)} {words['leaf_text']}",
+                **attrs,
+            )
             used.add("leaf")
             tensor_node[id(var)] = i
             keep_alive.append(var)
@@ -322,17 +352,27 @@ def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, l
             lines.append(words["freed_line"])
             attrs.update(style="filled,dashed", fillcolor=COLORS["freed"], fontcolor="#777777")
             used.add("freed")
-        i = model.add_node("fn", name, "\\n".join(lines), name + (words["freed_text"] if freed else ""),
-                           **attrs)
+        i = model.add_node("fn", name, "\\n".join(lines), name + (words["freed_text"] if freed else ""), **attrs)
         fn_node[k] = i
         if show_saved and saved:
             for a, v in saved:
-                vals = [(a, v)] if I.is_tensor(v) else (
-                    [(f"{a}[{j}]", x) for j, x in enumerate(v) if I.is_tensor(x)]
-                    if isinstance(v, (tuple, list)) else [])
+                vals = (
+                    [(a, v)]
+                    if I.is_tensor(v)
+                    else (
+                        [(f"{a}[{j}]", x) for j, x in enumerate(v) if I.is_tensor(x)]
+                        if isinstance(v, (tuple, list))
+                        else []
+                    )
+                )
                 for sname, sv in vals:
-                    s = model.add_node("saved", sname, f"{_esc(sname)}\\n {I.shape_str(sv)}",
-                                       f"{sname} {I.shape_str(sv)}", fillcolor=COLORS["saved"])
+                    s = model.add_node(
+                        "saved",
+                        sname,
+                        f"{_esc(sname)}\\n {I.shape_str(sv)}",
+                        f"{sname} {I.shape_str(sv)}",
+                        fillcolor=COLORS["saved"],
+                    )
                     model.add_edge(i, s, SAVED, dir="none")
                     used.add("saved")
     for k, kids in enumerate(children):
@@ -351,8 +391,9 @@ def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, l
             continue
         lines, attrs = [f"{_esc(pname)}\\n {I.shape_str(t)}"], {"fillcolor": COLORS["intermediate"]}
         _tensor_marks(t, lines, attrs, words, used)
-        i = model.add_node("tensor", str(pname), "\\n".join(lines),
-                           f"{pname} {I.shape_str(t)} {words['named_text']}", **attrs)
+        i = model.add_node(
+            "tensor", str(pname), "\\n".join(lines), f"{pname} {I.shape_str(t)} {words['named_text']}", **attrs
+        )
         tensor_node[id(t)] = i
         model.add_edge(fn_node[root_index[id(fn)]], i, ATTACH, style="dotted", arrowhead="none")
         used.add("named")

@@ -1,4 +1,5 @@
 """``explain``: a plain answer to "why is my ``.grad`` None?" (or why it is set), in English or 简体中文."""
+
 from __future__ import annotations
 
 import html
@@ -9,14 +10,14 @@ __all__ = ["explain", "Explanation", "REASONS"]
 
 #: The answers ``explain`` can give, by ``Explanation.reason``.
 REASONS = (
-    "non_leaf",            # made by an op: backward passes its gradient on, call retain_grad()
-    "non_leaf_retained",   # a non-leaf that retains grad, .grad filled by backward
+    "non_leaf",  # made by an op: backward passes its gradient on, call retain_grad()
+    "non_leaf_retained",  # a non-leaf that retains grad, .grad filled by backward
     "non_leaf_retain_pending",  # retain_grad() called, backward not called yet
-    "to_copy",             # made by .to()/.cuda() from a tensor requiring grad: grad goes to the original
-    "no_grad_mode",        # created under torch.no_grad() from tensors requiring grad (leafkit knows)
-    "no_requires_grad",    # a tensor that does not require grad
-    "no_backward_yet",     # a leaf requiring grad, .grad still None
-    "has_grad",            # a leaf whose .grad was filled by backward
+    "to_copy",  # made by .to()/.cuda() from a tensor requiring grad: grad goes to the original
+    "no_grad_mode",  # created under torch.no_grad() from tensors requiring grad (leafkit knows)
+    "no_requires_grad",  # a tensor that does not require grad
+    "no_backward_yet",  # a leaf requiring grad, .grad still None
+    "has_grad",  # a leaf whose .grad was filled by backward
 )
 
 _TITLES = {
@@ -34,33 +35,51 @@ _OK = {"non_leaf_retained", "has_grad"}
 #: The sentences, per language.  ``{nm}`` is the name used in prose, ``{code}`` the one in code.
 TEXT = {
     "en": {
-        "titles": _TITLES, "this_tensor": "this tensor", "try": "Try:",
-        "non_leaf_retained": ("{nm} is not a leaf (it was made by {fn}), but retain_grad() was called on it, "
-                              "so backward() stored its gradient in .grad. Retained gradients accumulate over "
-                              "backward calls like a leaf's."),
-        "non_leaf_retain_pending": ("{nm} is not a leaf (it was made by {fn}); retain_grad() was called, so .grad "
-                                    "will be filled once backward() runs through it. It is None until then."),
-        "to_copy": ("{nm} is a copy made by .to()/.cuda() from a tensor that requires grad, so it is not a "
-                    "leaf (grad_fn={fn}) and its .grad stays None: backward() sends the gradient on to "
-                    "the original tensor's .grad. Create the tensor on the target device with "
-                    "requires_grad=True instead, or call {code}.retain_grad()."),
-        "non_leaf": ("{nm} is not a leaf: it was computed by an operation (grad_fn={fn}), and backward() "
-                     "passes a non-leaf's gradient on to the leaves without storing it, so its .grad stays None. "
-                     "Call {code}.retain_grad() before backward() to keep it."),
-        "no_grad_mode": ("{nm} was created inside torch.no_grad() from tensors that require grad, so autograd did "
-                         "not record the operation: it has no grad_fn, does not require grad, and its .grad stays "
-                         "None. Compute it outside the no_grad block to track it."),
-        "no_requires_grad": ("{nm} does not require grad, so autograd never computes a gradient for it and its .grad "
-                             "is None. If you want one, call {code}.requires_grad_() (or create it with "
-                             "requires_grad=True) before using it; a .detach() result or anything computed under "
-                             "no_grad() looks the same."),
+        "titles": _TITLES,
+        "this_tensor": "this tensor",
+        "try": "Try:",
+        "non_leaf_retained": (
+            "{nm} is not a leaf (it was made by {fn}), but retain_grad() was called on it, "
+            "so backward() stored its gradient in .grad. Retained gradients accumulate over "
+            "backward calls like a leaf's."
+        ),
+        "non_leaf_retain_pending": (
+            "{nm} is not a leaf (it was made by {fn}); retain_grad() was called, so .grad "
+            "will be filled once backward() runs through it. It is None until then."
+        ),
+        "to_copy": (
+            "{nm} is a copy made by .to()/.cuda() from a tensor that requires grad, so it is not a "
+            "leaf (grad_fn={fn}) and its .grad stays None: backward() sends the gradient on to "
+            "the original tensor's .grad. Create the tensor on the target device with "
+            "requires_grad=True instead, or call {code}.retain_grad()."
+        ),
+        "non_leaf": (
+            "{nm} is not a leaf: it was computed by an operation (grad_fn={fn}), and backward() "
+            "passes a non-leaf's gradient on to the leaves without storing it, so its .grad stays None. "
+            "Call {code}.retain_grad() before backward() to keep it."
+        ),
+        "no_grad_mode": (
+            "{nm} was created inside torch.no_grad() from tensors that require grad, so autograd did "
+            "not record the operation: it has no grad_fn, does not require grad, and its .grad stays "
+            "None. Compute it outside the no_grad block to track it."
+        ),
+        "no_requires_grad": (
+            "{nm} does not require grad, so autograd never computes a gradient for it and its .grad "
+            "is None. If you want one, call {code}.requires_grad_() (or create it with "
+            "requires_grad=True) before using it; a .detach() result or anything computed under "
+            "no_grad() looks the same."
+        ),
         "stale_grad": " (Its .grad holds a gradient from before requires_grad was turned off.)",
-        "no_backward_yet": ("{nm} is a leaf that requires grad, so backward() will store its gradient in .grad, but "
-                            "that has not happened yet. Call backward() on a result computed from {nm}; if you "
-                            "already did, {nm} was not used to compute that result."),
-        "has_grad": ("{nm} is a leaf that requires grad, so backward() stored d(output)/d({code}) in its .grad "
-                     "({grad}). Gradients accumulate over backward calls: reset with {code}.grad = None "
-                     "or optimizer.zero_grad()."),
+        "no_backward_yet": (
+            "{nm} is a leaf that requires grad, so backward() will store its gradient in .grad, but "
+            "that has not happened yet. Call backward() on a result computed from {nm}; if you "
+            "already did, {nm} was not used to compute that result."
+        ),
+        "has_grad": (
+            "{nm} is a leaf that requires grad, so backward() stored d(output)/d({code}) in its .grad "
+            "({grad}). Gradients accumulate over backward calls: reset with {code}.grad = None "
+            "or optimizer.zero_grad()."
+        ),
     },
     "zh": {
         "titles": {
@@ -73,27 +92,44 @@ TEXT = {
             "no_backward_yet": "叶子张量，还在等 backward()",
             "has_grad": "已经有梯度的叶子张量",
         },
-        "this_tensor": "这个张量", "try": "试试：",
-        "non_leaf_retained": ("{nm} 不是叶子张量（它由 {fn} 产生），但对它调用过 retain_grad()，所以 backward() "
-                              "把它的梯度存进了 .grad。保留下来的梯度和叶子张量的一样，会在多次 backward 之间累加。"),
-        "non_leaf_retain_pending": ("{nm} 不是叶子张量（它由 {fn} 产生）。已经调用了 retain_grad()，所以等反向传播"
-                                    "经过它时，.grad 就会有值；在那之前它是 None。"),
-        "to_copy": ("{nm} 是用 .to()/.cuda() 从一个需要梯度的张量拷贝出来的，所以它不是叶子张量（grad_fn={fn}），"
-                    ".grad 保持为 None：backward() 会把梯度继续传给原来那个张量的 .grad。想在目标设备上得到叶子张量，"
-                    "就直接在那个设备上用 requires_grad=True 创建它；或者调用 {code}.retain_grad()。"),
-        "non_leaf": ("{nm} 不是叶子张量：它是一次运算的结果（grad_fn={fn}）。反向传播时，非叶子张量的梯度只会沿计算图"
-                     "继续传给叶子张量，不会被存下来，所以它的 .grad 保持为 None。想保留它，就在 backward() 之前调用 "
-                     "{code}.retain_grad()。"),
-        "no_grad_mode": ("{nm} 是在 torch.no_grad() 里由需要梯度的张量算出来的，自动求导没有记录这一步：它没有 "
-                         "grad_fn，也不需要梯度，.grad 保持为 None。把这一步移到 no_grad 块外面，它才会被记录。"),
-        "no_requires_grad": ("{nm} 不需要梯度，自动求导从不为它计算梯度，所以它的 .grad 是 None。如果需要梯度，就在"
-                             "使用它之前调用 {code}.requires_grad_()（或者创建时写 requires_grad=True）。.detach() "
-                             "的结果、在 no_grad() 里算出的张量，看起来都是这样。"),
+        "this_tensor": "这个张量",
+        "try": "试试：",
+        "non_leaf_retained": (
+            "{nm} 不是叶子张量（它由 {fn} 产生），但对它调用过 retain_grad()，所以 backward() "
+            "把它的梯度存进了 .grad。保留下来的梯度和叶子张量的一样，会在多次 backward 之间累加。"
+        ),
+        "non_leaf_retain_pending": (
+            "{nm} 不是叶子张量（它由 {fn} 产生）。已经调用了 retain_grad()，所以等反向传播"
+            "经过它时，.grad 就会有值；在那之前它是 None。"
+        ),
+        "to_copy": (
+            "{nm} 是用 .to()/.cuda() 从一个需要梯度的张量拷贝出来的，所以它不是叶子张量（grad_fn={fn}），"
+            ".grad 保持为 None：backward() 会把梯度继续传给原来那个张量的 .grad。想在目标设备上得到叶子张量，"
+            "就直接在那个设备上用 requires_grad=True 创建它；或者调用 {code}.retain_grad()。"
+        ),
+        "non_leaf": (
+            "{nm} 不是叶子张量：它是一次运算的结果（grad_fn={fn}）。反向传播时，非叶子张量的梯度只会沿计算图"
+            "继续传给叶子张量，不会被存下来，所以它的 .grad 保持为 None。想保留它，就在 backward() 之前调用 "
+            "{code}.retain_grad()。"
+        ),
+        "no_grad_mode": (
+            "{nm} 是在 torch.no_grad() 里由需要梯度的张量算出来的，自动求导没有记录这一步：它没有 "
+            "grad_fn，也不需要梯度，.grad 保持为 None。把这一步移到 no_grad 块外面，它才会被记录。"
+        ),
+        "no_requires_grad": (
+            "{nm} 不需要梯度，自动求导从不为它计算梯度，所以它的 .grad 是 None。如果需要梯度，就在"
+            "使用它之前调用 {code}.requires_grad_()（或者创建时写 requires_grad=True）。.detach() "
+            "的结果、在 no_grad() 里算出的张量，看起来都是这样。"
+        ),
         "stale_grad": "（它的 .grad 里还留着关掉 requires_grad 之前的梯度。）",
-        "no_backward_yet": ("{nm} 是需要梯度的叶子张量，backward() 会把它的梯度存进 .grad，只是这还没有发生。对一个"
-                            "由 {nm} 算出的结果调用 backward()；如果已经调用过，说明那个结果的计算没有用到 {nm}。"),
-        "has_grad": ("{nm} 是需要梯度的叶子张量，所以 backward() 把 d(输出)/d({code}) 存进了它的 .grad（{grad}）。"
-                     "梯度会在多次 backward 之间累加：用 {code}.grad = None 或 optimizer.zero_grad() 清零。"),
+        "no_backward_yet": (
+            "{nm} 是需要梯度的叶子张量，backward() 会把它的梯度存进 .grad，只是这还没有发生。对一个"
+            "由 {nm} 算出的结果调用 backward()；如果已经调用过，说明那个结果的计算没有用到 {nm}。"
+        ),
+        "has_grad": (
+            "{nm} 是需要梯度的叶子张量，所以 backward() 把 d(输出)/d({code}) 存进了它的 .grad（{grad}）。"
+            "梯度会在多次 backward 之间累加：用 {code}.grad = None 或 optimizer.zero_grad() 清零。"
+        ),
     },
 }
 
@@ -133,18 +169,24 @@ class Explanation:
         chips = "".join(
             f'<span style="display:inline-block;margin:0 6px 4px 0;padding:1px 7px;border-radius:9px;'
             f'background:#eef2f7;font-family:monospace;font-size:12px">{html.escape(k)}={html.escape(str(v))}</span>'
-            for k, v in self.facts.items())
+            for k, v in self.facts.items()
+        )
         words = TEXT[self.lang]
-        fix = (f'<div style="margin-top:6px"><span style="color:#555">{html.escape(words["try"])}</span> '
-               f'<code style="background:#f5f5f5;padding:1px 5px">{html.escape(self.fix)}</code></div>'
-               if self.fix else "")
-        return (f'<div class="leafkit-explain" style="border-left:4px solid {accent};padding:6px 10px;'
-                f'margin:4px 0;font-family:sans-serif;font-size:14px;line-height:1.4">'
-                f'<div style="font-weight:bold;color:{accent};margin-bottom:4px">'
-                f'{html.escape(self.name)}{"：" if self.lang == "zh" else ": "}'
-                f'{html.escape(words["titles"][self.reason])}</div>'
-                f'<div style="margin-bottom:4px">{chips}</div>'
-                f'<div>{html.escape(self.text)}</div>{fix}</div>')
+        fix = (
+            f'<div style="margin-top:6px"><span style="color:#555">{html.escape(words["try"])}</span> '
+            f'<code style="background:#f5f5f5;padding:1px 5px">{html.escape(self.fix)}</code></div>'
+            if self.fix
+            else ""
+        )
+        return (
+            f'<div class="leafkit-explain" style="border-left:4px solid {accent};padding:6px 10px;'
+            f'margin:4px 0;font-family:sans-serif;font-size:14px;line-height:1.4">'
+            f'<div style="font-weight:bold;color:{accent};margin-bottom:4px">'
+            f"{html.escape(self.name)}{'：' if self.lang == 'zh' else ': '}"
+            f"{html.escape(words['titles'][self.reason])}</div>"
+            f'<div style="margin-bottom:4px">{chips}</div>'
+            f"<div>{html.escape(self.text)}</div>{fix}</div>"
+        )
 
 
 def explain(tensor, name: str | None = None, lang=None) -> Explanation:

@@ -7,6 +7,7 @@ them; a detached tensor is linked to its source by a dashed "shares storage"
 edge that carries no gradient; tensors that do not require grad stand apart.
 ``draw(..., previous=earlier)`` marks what changed since an earlier drawing.
 """
+
 from __future__ import annotations
 
 import html
@@ -18,7 +19,7 @@ from .dot import CJK_FONTNAME, COLORS, walk
 
 __all__ = ["draw", "VariablesDrawing"]
 
-NONLEAF_FILL = COLORS["output"]      # green: a tensor made by an op (torchviz's output colour)
+NONLEAF_FILL = COLORS["output"]  # green: a tensor made by an op (torchviz's output colour)
 NONLEAF_BORDER = "#1b5e20"
 NONLEAF_BADGE = "#c62828"
 LEAF_FILL = COLORS["leaf"]
@@ -27,40 +28,67 @@ NEW_COLOR = "#ef6c00"
 FLIP_COLOR = "#d50000"
 GRID_COLUMNS = 4
 
-GRAPH_ATTR = dict(rankdir="TB", nodesep="0.3", ranksep="0.35", fontname="Helvetica",
-                  fontsize="10", labelloc="b", labeljust="l")
-NODE_ATTR = dict(shape="box", style="filled,rounded", fontname="Helvetica", fontsize="10",
-                 fillcolor=COLORS["backward"], margin="0.08,0.04")
+GRAPH_ATTR = dict(
+    rankdir="TB", nodesep="0.3", ranksep="0.35", fontname="Helvetica", fontsize="10", labelloc="b", labeljust="l"
+)
+NODE_ATTR = dict(
+    shape="box",
+    style="filled,rounded",
+    fontname="Helvetica",
+    fontsize="10",
+    fillcolor=COLORS["backward"],
+    margin="0.08,0.04",
+)
 EDGE_ATTR = dict(arrowsize="0.7", color="#555555", fontname="Helvetica")
 # two left-justified lines (\\l): short enough that browsers' fonts never overflow dot's estimate of its width
-LEGEND = ("light blue: leaf    green: NON-LEAF (made by an op)    grey: backward node\\l"
-          "white, dashed: requires_grad=False    dashed edge: shares storage, no gradient\\l")
+LEGEND = (
+    "light blue: leaf    green: NON-LEAF (made by an op)    grey: backward node\\l"
+    "white, dashed: requires_grad=False    dashed edge: shares storage, no gradient\\l"
+)
 
 #: The words of the variables view, per language (``draw(..., lang=...)``).  Identifiers
 #: (``is_leaf=True``, ``grad_fn=...``) are code and stay as they are in every language.
 TEXT = {
     "en": {
         "legend": LEGEND,
-        "badge_leaf": "leaf", "badge_leaf_nograd": "leaf, no grad", "badge_nonleaf": "NON-LEAF",
-        "hooks": "hooks: {n}", "new": "NEW since previous drawing", "changed": "changed: {fields}",
+        "badge_leaf": "leaf",
+        "badge_leaf_nograd": "leaf, no grad",
+        "badge_nonleaf": "NON-LEAF",
+        "hooks": "hooks: {n}",
+        "new": "NEW since previous drawing",
+        "changed": "changed: {fields}",
         "nograd_cluster": "requires_grad=False: not part of any graph",
-        "unnamed_leaf": "(unnamed leaf)", "freed": "(freed)", "new_node": "(new)",
+        "unnamed_leaf": "(unnamed leaf)",
+        "freed": "(freed)",
+        "new_node": "(new)",
         "share_edge": " shares storage\\n (detach: no gradient)",
-        "gone_cluster": "gone since the previous drawing", "gone": "(gone)",
+        "gone_cluster": "gone since the previous drawing",
+        "gone": "(gone)",
         "text_title": "variables (outputs first, inputs indented below):",
-        "text_leaf": "leaf", "text_nonleaf": "NON-LEAF",
+        "text_leaf": "leaf",
+        "text_nonleaf": "NON-LEAF",
     },
     "zh": {
-        "legend": ("浅蓝：叶子张量    绿色：非叶子张量（由运算产生）    灰色：反向节点（grad_fn）\\l"
-                   "白色虚线框：requires_grad=False    虚线箭头：共享存储，不传梯度\\l"),
-        "badge_leaf": "叶子张量", "badge_leaf_nograd": "叶子张量，不需要梯度", "badge_nonleaf": "非叶子张量",
-        "hooks": "钩子：{n} 个", "new": "上一张图之后新出现", "changed": "有变化：{fields}",
+        "legend": (
+            "浅蓝：叶子张量    绿色：非叶子张量（由运算产生）    灰色：反向节点（grad_fn）\\l"
+            "白色虚线框：requires_grad=False    虚线箭头：共享存储，不传梯度\\l"
+        ),
+        "badge_leaf": "叶子张量",
+        "badge_leaf_nograd": "叶子张量，不需要梯度",
+        "badge_nonleaf": "非叶子张量",
+        "hooks": "钩子：{n} 个",
+        "new": "上一张图之后新出现",
+        "changed": "有变化：{fields}",
         "nograd_cluster": "requires_grad=False：不属于任何计算图",
-        "unnamed_leaf": "（未命名的叶子张量）", "freed": "（已释放）", "new_node": "（新）",
+        "unnamed_leaf": "（未命名的叶子张量）",
+        "freed": "（已释放）",
+        "new_node": "（新）",
         "share_edge": " 共享存储\\n （detach：不传梯度）",
-        "gone_cluster": "上一张图之后消失的", "gone": "（已消失）",
+        "gone_cluster": "上一张图之后消失的",
+        "gone": "（已消失）",
         "text_title": "变量（输出在上，输入缩进在下）：",
-        "text_leaf": "叶子张量", "text_nonleaf": "非叶子张量",
+        "text_leaf": "叶子张量",
+        "text_nonleaf": "非叶子张量",
     },
 }
 
@@ -72,8 +100,22 @@ def _h(s) -> str:
 
 
 class _Var:
-    __slots__ = ("names", "t", "is_leaf", "rg", "fn", "fn_name", "output_nr", "device", "shape",
-                 "grad", "retains", "hooks", "ptr", "node")
+    __slots__ = (
+        "names",
+        "t",
+        "is_leaf",
+        "rg",
+        "fn",
+        "fn_name",
+        "output_nr",
+        "device",
+        "shape",
+        "grad",
+        "retains",
+        "hooks",
+        "ptr",
+        "node",
+    )
 
     def __init__(self, name, t):
         self.names = [name]
@@ -102,9 +144,16 @@ class _Var:
         return " = ".join(n if n.strip() else repr(n) for n in self.names)
 
     def state(self):
-        return {"is_leaf": self.is_leaf, "requires_grad": self.rg, "grad_fn": self.fn_name,
-                "device": self.device, "grad": self.grad, "shape": self.shape,
-                "retains_grad": self.retains, "hooks": self.hooks}
+        return {
+            "is_leaf": self.is_leaf,
+            "requires_grad": self.rg,
+            "grad_fn": self.fn_name,
+            "device": self.device,
+            "grad": self.grad,
+            "shape": self.shape,
+            "retains_grad": self.retains,
+            "hooks": self.hooks,
+        }
 
 
 def _collect(mapping, named):
@@ -159,8 +208,7 @@ def _var_label(v: _Var, change, words=TEXT["en"]):
         row(words["new"], bold=True, color=NEW_COLOR)
     elif change and change.get("changed"):
         row(words["changed"].format(fields=", ".join(change["changed"])), bold=True, color=NEW_COLOR)
-    return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
-            + "".join(rows) + "</TABLE>>")
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">' + "".join(rows) + "</TABLE>>"
 
 
 def _var_text(v: _Var, words=TEXT["en"]) -> str:
@@ -262,8 +310,7 @@ class VariablesDrawing:
         return render_svg(self.source)
 
     def __repr__(self):
-        return (f"<VariablesDrawing: {len(self.state['variables'])} variables, "
-                f"{len(self.state['nodes'])} graph nodes>")
+        return f"<VariablesDrawing: {len(self.state['variables'])} variables, {len(self.state['nodes'])} graph nodes>"
 
 
 def _prev_state(previous):
@@ -273,17 +320,20 @@ def _prev_state(previous):
         return previous.state
     if isinstance(previous, dict) and "variables" in previous and "nodes" in previous:
         pv, pn = previous["variables"], previous["nodes"]
-        if (isinstance(pv, dict) and isinstance(pn, dict)
-                and all(isinstance(k, str) and isinstance(v, dict) for k, v in pv.items())
-                and all(isinstance(k, str) and isinstance(v, str) for k, v in pn.items())):
+        if (
+            isinstance(pv, dict)
+            and isinstance(pn, dict)
+            and all(isinstance(k, str) and isinstance(v, dict) for k, v in pv.items())
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in pn.items())
+        ):
             return previous
-        raise TypeError("previous= must be an earlier draw() result (or its .state): a dict with "
-                        "\"variables\" ({name: {field: value}}) and \"nodes\" ({signature: node name}); got "
-                        f"\"variables\" of type {type(pv).__name__} and \"nodes\" of type {type(pn).__name__}"
-                        + (" with entries of the wrong types" if isinstance(pv, dict) and isinstance(pn, dict)
-                           else ""))
-    raise TypeError("previous= must be an earlier draw() result (or its .state), got "
-                    f"{type(previous).__name__}")
+        raise TypeError(
+            "previous= must be an earlier draw() result (or its .state): a dict with "
+            '"variables" ({name: {field: value}}) and "nodes" ({signature: node name}); got '
+            f'"variables" of type {type(pv).__name__} and "nodes" of type {type(pn).__name__}'
+            + (" with entries of the wrong types" if isinstance(pv, dict) and isinstance(pn, dict) else "")
+        )
+    raise TypeError(f"previous= must be an earlier draw() result (or its .state), got {type(previous).__name__}")
 
 
 def draw(mapping=None, /, previous=None, lang=None, **named_tensors) -> VariablesDrawing:
@@ -372,8 +422,14 @@ def _draw(mapping, previous, named_tensors, lang="en"):
         name_of[id(v.t)] = v.name
 
     # changes versus previous
-    changes = {"added_variables": [], "gone_variables": [], "flipped": [], "changed": {},
-               "added_nodes": [], "gone_nodes": []}
+    changes = {
+        "added_variables": [],
+        "gone_variables": [],
+        "flipped": [],
+        "changed": {},
+        "added_nodes": [],
+        "gone_nodes": [],
+    }
     var_change: dict = {}
     cur_states = {}
     for v in vars_:
@@ -410,9 +466,14 @@ def _draw(mapping, previous, named_tensors, lang="en"):
             attrs["fontname"] = CJK_FONTNAME
     apart = [v for v in vars_ if not v.rg]
     if apart:
-        model.clusters["nograd"] = dict(label=words["nograd_cluster"],
-                                        style="dashed,rounded", color=NOGRAD_BORDER,
-                                        fontcolor="#616161", fontsize="10", labeljust="l")
+        model.clusters["nograd"] = dict(
+            label=words["nograd_cluster"],
+            style="dashed,rounded",
+            color=NOGRAD_BORDER,
+            fontcolor="#616161",
+            fontsize="10",
+            labeljust="l",
+        )
 
     def add_var(v):
         ch = var_change.get(id(v))
@@ -430,8 +491,15 @@ def _draw(mapping, previous, named_tensors, lang="en"):
                 attrs.update(color=FLIP_COLOR, penwidth="4")
             else:
                 attrs.update(color=NEW_COLOR, penwidth="3")
-        v.node = model.add_node("var", v.name, _var_label(v, ch, words), _var_text(v, words),
-                                cluster=None if v.rg else "nograd", sig="var:" + v.name, **attrs)
+        v.node = model.add_node(
+            "var",
+            v.name,
+            _var_label(v, ch, words),
+            _var_text(v, words),
+            cluster=None if v.rg else "nograd",
+            sig="var:" + v.name,
+            **attrs,
+        )
 
     for v in vars_:
         if v.rg:
@@ -447,7 +515,7 @@ def _draw(mapping, previous, named_tensors, lang="en"):
 
     sigs = _signatures(order, children, leaf_name)
     prev_nodes = prev["nodes"] if prev is not None else None
-    made = {}   # (id(fn), output_nr) -> var node
+    made = {}  # (id(fn), output_nr) -> var node
     for v in vars_:
         if v.fn is not None:
             made.setdefault((id(v.fn), v.output_nr), v.node)
@@ -468,14 +536,21 @@ def _draw(mapping, previous, named_tensors, lang="en"):
             node_state[sigs[k]] = "leaf"
             if is_new:
                 changes["added_nodes"].append(sigs[k])
-            label = (f"{words['unnamed_leaf']}\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
-                     f"\\nrequires_grad={bool(var.requires_grad)}")
+            label = (
+                f"{words['unnamed_leaf']}\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
+                f"\\nrequires_grad={bool(var.requires_grad)}"
+            )
             attrs = dict(fillcolor=LEAF_FILL, fontsize="9", style="filled,rounded")
             if is_new:
                 attrs.update(color=NEW_COLOR, penwidth="3")
-            i = model.add_node("leaf", "unnamed leaf", label,
-                               f"{words['unnamed_leaf']} {I.shape_str(var)} device={I.device_str(var)}",
-                               sig=sigs[k], **attrs)
+            i = model.add_node(
+                "leaf",
+                "unnamed leaf",
+                label,
+                f"{words['unnamed_leaf']} {I.shape_str(var)} device={I.device_str(var)}",
+                sig=sigs[k],
+                **attrs,
+            )
             unnamed[id(var)] = i
             fn_node[k] = i
             continue
@@ -490,8 +565,9 @@ def _draw(mapping, previous, named_tensors, lang="en"):
             attrs.update(style="filled,rounded,dashed", fillcolor=COLORS["freed"], fontcolor="#777777")
         if is_new:
             attrs.update(color=NEW_COLOR, penwidth="3")
-        fn_node[k] = model.add_node("fn", name, label, name + (" " + words["freed"] if freed else ""),
-                                    sig=sigs[k], **attrs)
+        fn_node[k] = model.add_node(
+            "fn", name, label, name + (" " + words["freed"] if freed else ""), sig=sigs[k], **attrs
+        )
     for k, kids in enumerate(children):
         for c, nr in kids:
             if c is None:
@@ -511,8 +587,9 @@ def _draw(mapping, previous, named_tensors, lang="en"):
         add_var(v)
     # tensors that don't require grad, laid out in a grid inside their frame, in order
     if apart:
-        model.rows["nograd"] = [[model.nodes[v.node] for v in apart[r:r + GRID_COLUMNS]]
-                                for r in range(0, len(apart), GRID_COLUMNS)]
+        model.rows["nograd"] = [
+            [model.nodes[v.node] for v in apart[r : r + GRID_COLUMNS]] for r in range(0, len(apart), GRID_COLUMNS)
+        ]
 
     # dashed "shares storage" edges (detach): no gradient flows along them
     groups: dict = {}
@@ -526,9 +603,17 @@ def _draw(mapping, previous, named_tensors, lang="en"):
         for m in members:
             if m is src or m.rg:
                 continue
-            model.add_edge(src.node, m.node, SHARE, style="dashed", color="#1565c0",
-                           fontcolor="#1565c0", fontsize="9", arrowhead="empty",
-                           label=words["share_edge"])
+            model.add_edge(
+                src.node,
+                m.node,
+                SHARE,
+                style="dashed",
+                color="#1565c0",
+                fontcolor="#1565c0",
+                fontsize="9",
+                arrowhead="empty",
+                label=words["share_edge"],
+            )
 
     # ghosts of what is gone since the previous drawing
     if prev is not None:
@@ -536,18 +621,35 @@ def _draw(mapping, previous, named_tensors, lang="en"):
         gone_nodes = [s for s in prev["nodes"] if s not in node_state]
         changes["gone_nodes"] = gone_nodes
         if gone_vars or gone_nodes:
-            model.clusters["gone"] = dict(label=words["gone_cluster"], style="dotted",
-                                          color="#9e9e9e", fontcolor="#757575", fontsize="10")
+            model.clusters["gone"] = dict(
+                label=words["gone_cluster"], style="dotted", color="#9e9e9e", fontcolor="#757575", fontsize="10"
+            )
             for n in gone_vars:
-                model.add_node("ghost", n, f"{n}\\n{words['gone']}", f"{n} {words['gone']}", cluster="gone",
-                               style="dotted,rounded", fillcolor="white", fontcolor="#9e9e9e",
-                               color="#9e9e9e")
+                model.add_node(
+                    "ghost",
+                    n,
+                    f"{n}\\n{words['gone']}",
+                    f"{n} {words['gone']}",
+                    cluster="gone",
+                    style="dotted,rounded",
+                    fillcolor="white",
+                    fontcolor="#9e9e9e",
+                    color="#9e9e9e",
+                )
             for s in gone_nodes:
                 nm = prev["nodes"][s]
                 label = words["unnamed_leaf"] if nm == "leaf" else nm
-                model.add_node("ghost", nm, f"{label}\\n{words['gone']}", f"{label} {words['gone']}", cluster="gone",
-                               style="dotted,rounded", fillcolor="white", fontcolor="#9e9e9e",
-                               color="#9e9e9e")
+                model.add_node(
+                    "ghost",
+                    nm,
+                    f"{label}\\n{words['gone']}",
+                    f"{label} {words['gone']}",
+                    cluster="gone",
+                    style="dotted,rounded",
+                    fillcolor="white",
+                    fontcolor="#9e9e9e",
+                    color="#9e9e9e",
+                )
 
     model = collapse(model, DEFAULT_MAX_NODES)
     dg = to_digraph(model, text_title=words["text_title"])

@@ -5,6 +5,7 @@ it shows to the learner (``exec`` in a fresh namespace where ``torch`` is
 leafkit, or real PyTorch in the parity tests).  Nothing here raises at a
 learner: exceptions, warnings and printed output are recorded per statement.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -12,8 +13,17 @@ import io
 import warnings
 from dataclasses import dataclass, field
 
-__all__ = ["Outcome", "Run", "run_program", "error_text", "facts", "device_label", "grad_value",
-           "format_value", "node_name"]
+__all__ = [
+    "Outcome",
+    "Run",
+    "run_program",
+    "error_text",
+    "facts",
+    "device_label",
+    "grad_value",
+    "format_value",
+    "node_name",
+]
 
 
 @dataclass

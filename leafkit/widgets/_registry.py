@@ -6,6 +6,7 @@ An explorer is one module of ``leafkit.widgets`` holding one :class:`Explorer
 its CSS class, its words in each language (``TEXT``, with the README's
 ``summary``), its controls and its :attr:`TOUR`.
 """
+
 from __future__ import annotations
 
 import importlib

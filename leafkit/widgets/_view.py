@@ -21,6 +21,7 @@ Controls: every explorer lists its controls under language-independent keys
 so that the tests, the browser driver and the benchmarks operate any explorer
 the same way; :attr:`Explorer.TOUR` is a walk through its controls.
 """
+
 from __future__ import annotations
 
 import html
@@ -31,8 +32,23 @@ import ipywidgets as W
 
 from leafkit._lang import language, resolve_language
 
-__all__ = ["Explorer", "Control", "control_class", "DrawingPane", "code_html", "message_html", "table_html", "bool_html",
-           "legend_html", "device_badge_html", "cuda_backend_note", "esc", "rich", "plain", "BASE_TEXT"]
+__all__ = [
+    "Explorer",
+    "Control",
+    "control_class",
+    "DrawingPane",
+    "code_html",
+    "message_html",
+    "table_html",
+    "bool_html",
+    "legend_html",
+    "device_badge_html",
+    "cuda_backend_note",
+    "esc",
+    "rich",
+    "plain",
+    "BASE_TEXT",
+]
 
 #: Words every explorer shares, per language.
 BASE_TEXT = {
@@ -43,15 +59,21 @@ BASE_TEXT = {
         "no_dot_missing": "No drawing: Graphviz's dot is missing",
         "no_dot_failed": "No drawing: Graphviz's dot failed",
         "plain_repr": "<{name}: an interactive explorer; it needs a running Jupyter kernel with ipywidgets>",
-        "legend_leaf": "leaf", "legend_nonleaf": "NON-LEAF (made by an op)",
-        "legend_nograd": "requires_grad=False", "legend_fn": "backward node (grad_fn)",
-        "legend_freed": "freed by backward()", "legend_new": "new / changed since last step",
-        "legend_flip": "is_leaf flipped", "legend_share": "shares storage (detach)",
+        "legend_leaf": "leaf",
+        "legend_nonleaf": "NON-LEAF (made by an op)",
+        "legend_nograd": "requires_grad=False",
+        "legend_fn": "backward node (grad_fn)",
+        "legend_freed": "freed by backward()",
+        "legend_new": "new / changed since last step",
+        "legend_flip": "is_leaf flipped",
+        "legend_share": "shares storage (detach)",
         "cuda_real": "cuda = a real GPU through CuPy ({name})",
         "cuda_simulated": "cuda is simulated in host memory (no GPU here); the autograd rules are the same",
         "cuda_off": "cuda is unavailable (simulation turned off with LEAFKIT_SIMULATE_CUDA=0)",
         "cuda_unknown": "cuda status unknown ({error})",
-        "badge_cupy": "real GPU", "badge_simulated": "simulated GPU", "badge_none": "no cuda",
+        "badge_cupy": "real GPU",
+        "badge_simulated": "simulated GPU",
+        "badge_none": "no cuda",
         "reset": "Reset",
     },
     "zh": {
@@ -61,15 +83,21 @@ BASE_TEXT = {
         "no_dot_missing": "没有图：没有安装 Graphviz 的 dot",
         "no_dot_failed": "没有图：Graphviz 的 dot 出错了",
         "plain_repr": "<{name}：交互式探索器，需要正在运行的 Jupyter 内核和 ipywidgets>",
-        "legend_leaf": "叶子张量", "legend_nonleaf": "非叶子张量（由运算产生）",
-        "legend_nograd": "requires_grad=False", "legend_fn": "反向节点（grad_fn）",
-        "legend_freed": "已被 backward() 释放", "legend_new": "上一步之后新出现 / 有变化",
-        "legend_flip": "is_leaf 变了", "legend_share": "共享存储（detach）",
+        "legend_leaf": "叶子张量",
+        "legend_nonleaf": "非叶子张量（由运算产生）",
+        "legend_nograd": "requires_grad=False",
+        "legend_fn": "反向节点（grad_fn）",
+        "legend_freed": "已被 backward() 释放",
+        "legend_new": "上一步之后新出现 / 有变化",
+        "legend_flip": "is_leaf 变了",
+        "legend_share": "共享存储（detach）",
         "cuda_real": "cuda = 通过 CuPy 使用的真实 GPU（{name}）",
         "cuda_simulated": "cuda 是在主机内存里模拟的（这里没有 GPU），自动求导的规则完全一样",
         "cuda_off": "cuda 不可用（已用 LEAFKIT_SIMULATE_CUDA=0 关掉了模拟）",
         "cuda_unknown": "cuda 状态未知（{error}）",
-        "badge_cupy": "真实 GPU", "badge_simulated": "模拟 GPU", "badge_none": "没有 cuda",
+        "badge_cupy": "真实 GPU",
+        "badge_simulated": "模拟 GPU",
+        "badge_none": "没有 cuda",
         "reset": "重置",
     },
 }
@@ -101,8 +129,13 @@ _TICKS = re.compile(r"`([^`\n]+)`")
 
 def rich(s) -> str:
     """Escaped text where `` `code` `` spans are shown in the code font (the Chinese sentences use them)."""
-    return _TICKS.sub(lambda m: f'<code style="font-family:{MONO};font-size:0.93em;background:#eef1f4;'
-                                f'padding:0 3px;border-radius:3px">{m.group(1)}</code>', esc(s))
+    return _TICKS.sub(
+        lambda m: (
+            f'<code style="font-family:{MONO};font-size:0.93em;background:#eef1f4;'
+            f'padding:0 3px;border-radius:3px">{m.group(1)}</code>'
+        ),
+        esc(s),
+    )
 
 
 def plain(s) -> str:
@@ -129,21 +162,26 @@ def code_html(code: str, title: str = "The code", marks: dict | None = None) -> 
         if i in marks:
             kind, note = marks[i]
             border, bg, fg, icon = _KINDS.get(kind, _KINDS["info"])
-            lines.append(f'<span style="background:{bg};display:inline-block;min-width:100%">'
-                         f'{esc(line)}   <span style="color:{fg};font-weight:600"># {icon} {esc(note)}'
-                         f'</span></span>')
+            lines.append(
+                f'<span style="background:{bg};display:inline-block;min-width:100%">'
+                f'{esc(line)}   <span style="color:{fg};font-weight:600"># {icon} {esc(note)}'
+                f"</span></span>"
+            )
         else:
             lines.append(esc(line))
-    return (f'<div class="lk-code-box" style="font-family:{FONT};margin:2px 0 6px 0">'
-            f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
-            f'letter-spacing:.04em;margin-bottom:3px">{esc(title)}</div>'
-            f'<pre class="lk-code" style="margin:0;padding:8px 12px;background:#f6f8fa;border:1px solid #d0d7de;'
-            f'border-radius:6px;font-family:{MONO};font-size:13.5px;line-height:1.5;color:{TEXT};'
-            f'white-space:pre-wrap;word-break:break-word">' + "\n".join(lines) + "</pre></div>")
+    return (
+        f'<div class="lk-code-box" style="font-family:{FONT};margin:2px 0 6px 0">'
+        f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
+        f'letter-spacing:.04em;margin-bottom:3px">{esc(title)}</div>'
+        f'<pre class="lk-code" style="margin:0;padding:8px 12px;background:#f6f8fa;border:1px solid #d0d7de;'
+        f"border-radius:6px;font-family:{MONO};font-size:13.5px;line-height:1.5;color:{TEXT};"
+        f'white-space:pre-wrap;word-break:break-word">' + "\n".join(lines) + "</pre></div>"
+    )
 
 
-def message_html(kind: str, title: str, text: str = "", mono: bool = False, extra: str = "",
-                 marked: bool = False) -> str:
+def message_html(
+    kind: str, title: str, text: str = "", mono: bool = False, extra: str = "", marked: bool = False
+) -> str:
     """A styled message box (never a traceback).
 
     Parameters
@@ -165,11 +203,15 @@ def message_html(kind: str, title: str, text: str = "", mono: bool = False, extr
     body = ""
     if text:
         font = f"font-family:{MONO};font-size:12.5px" if mono else "font-size:13.5px"
-        body = (f'<div class="lk-msg-text" style="{font};color:{TEXT};margin-top:3px;white-space:pre-wrap;'
-                f'word-break:break-word">{rich(text) if marked and not mono else esc(text)}</div>')
-    return (f'<div class="lk-msg lk-msg-{esc(kind)}" style="font-family:{FONT};border-left:4px solid {border};'
-            f'background:{bg};padding:7px 11px;margin:6px 0;border-radius:4px;line-height:1.45">'
-            f'<div style="font-weight:700;color:{fg};font-size:13.5px">{icon} {rich(title)}</div>{body}{extra}</div>')
+        body = (
+            f'<div class="lk-msg-text" style="{font};color:{TEXT};margin-top:3px;white-space:pre-wrap;'
+            f'word-break:break-word">{rich(text) if marked and not mono else esc(text)}</div>'
+        )
+    return (
+        f'<div class="lk-msg lk-msg-{esc(kind)}" style="font-family:{FONT};border-left:4px solid {border};'
+        f'background:{bg};padding:7px 11px;margin:6px 0;border-radius:4px;line-height:1.45">'
+        f'<div style="font-weight:700;color:{fg};font-size:13.5px">{icon} {rich(title)}</div>{body}{extra}</div>'
+    )
 
 
 def bool_html(value, strong_false: bool = False) -> str:
@@ -183,8 +225,9 @@ def bool_html(value, strong_false: bool = False) -> str:
     return f'<span style="color:{color};font-weight:{weight}">False</span>'
 
 
-def table_html(columns, rows, title: str = "", css_class: str = "lk-table", highlight=None,
-               compact: bool = False) -> str:
+def table_html(
+    columns, rows, title: str = "", css_class: str = "lk-table", highlight=None, compact: bool = False
+) -> str:
     """An HTML table.
 
     Parameters
@@ -202,20 +245,34 @@ def table_html(columns, rows, title: str = "", css_class: str = "lk-table", high
     """
     highlight = highlight or set()
     pad = "4px 6px" if compact else "4px 9px"
-    th = "".join(f'<th style="text-align:left;padding:{pad};border-bottom:2px solid #d0d7de;'
-                 f'font-weight:600;white-space:nowrap">{esc(c)}</th>' for c in columns)
+    th = "".join(
+        f'<th style="text-align:left;padding:{pad};border-bottom:2px solid #d0d7de;'
+        f'font-weight:600;white-space:nowrap">{esc(c)}</th>'
+        for c in columns
+    )
     body = []
     for r, row in enumerate(rows):
         bg = "#ffffff" if r % 2 == 0 else "#f6f8fa"
         mark = "box-shadow:inset 4px 0 0 #ef6c00;" if r in highlight else ""
-        tds = "".join(f'<td style="padding:{pad};border-bottom:1px solid #eaeef2;vertical-align:top;'
-                      f'{mark if i == 0 else ""}">{cell}</td>' for i, cell in enumerate(row))
+        tds = "".join(
+            f'<td style="padding:{pad};border-bottom:1px solid #eaeef2;vertical-align:top;'
+            f'{mark if i == 0 else ""}">{cell}</td>'
+            for i, cell in enumerate(row)
+        )
         body.append(f'<tr style="background:{bg}">{tds}</tr>')
-    cap = (f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
-           f'letter-spacing:.04em;margin-bottom:3px">{esc(title)}</div>') if title else ""
-    return (f'<div class="{esc(css_class)}-box" style="font-family:{FONT};margin:2px 0 6px 0;overflow-x:auto">{cap}'
-            f'<table class="{esc(css_class)}" style="border-collapse:collapse;font-size:13px;color:{TEXT};'
-            f'line-height:1.35"><thead><tr>{th}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+    cap = (
+        (
+            f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
+            f'letter-spacing:.04em;margin-bottom:3px">{esc(title)}</div>'
+        )
+        if title
+        else ""
+    )
+    return (
+        f'<div class="{esc(css_class)}-box" style="font-family:{FONT};margin:2px 0 6px 0;overflow-x:auto">{cap}'
+        f'<table class="{esc(css_class)}" style="border-collapse:collapse;font-size:13px;color:{TEXT};'
+        f'line-height:1.35"><thead><tr>{th}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    )
 
 
 def mono(s) -> str:
@@ -249,16 +306,20 @@ def device_badge_html(lang: str = "en") -> str:
     backend, sentence = cuda_backend_note(lang)
     color = {"cupy": GREEN, "simulated": "#6a1b9a"}.get(backend, RED)
     label = {"cupy": words["badge_cupy"], "simulated": words["badge_simulated"]}.get(backend, words["badge_none"])
-    return (f'<span class="lk-device lk-device-{esc(backend)}" title="{esc(sentence)}" '
-            f'style="display:inline-block;font-family:{FONT};font-size:12px;padding:2px 9px;border-radius:10px;'
-            f'border:1px solid {color};color:{color};background:#fff;white-space:nowrap">'
-            f'<b>cuda:</b> {esc(label)}</span> <span style="font-size:12px;color:{MUTED}">{esc(sentence)}</span>')
+    return (
+        f'<span class="lk-device lk-device-{esc(backend)}" title="{esc(sentence)}" '
+        f'style="display:inline-block;font-family:{FONT};font-size:12px;padding:2px 9px;border-radius:10px;'
+        f'border:1px solid {color};color:{color};background:#fff;white-space:nowrap">'
+        f'<b>cuda:</b> {esc(label)}</span> <span style="font-size:12px;color:{MUTED}">{esc(sentence)}</span>'
+    )
 
 
 def _swatch(fill, border="#555", dashed=False, width=1.5) -> str:
     style = "dashed" if dashed else "solid"
-    return (f'<span style="display:inline-block;width:14px;height:11px;background:{fill};border:{width}px '
-            f'{style} {border};border-radius:3px;vertical-align:-1px;margin-right:4px"></span>')
+    return (
+        f'<span style="display:inline-block;width:14px;height:11px;background:{fill};border:{width}px '
+        f'{style} {border};border-radius:3px;vertical-align:-1px;margin-right:4px"></span>'
+    )
 
 
 def legend_html(lang: str = "en") -> str:
@@ -274,14 +335,18 @@ def legend_html(lang: str = "en") -> str:
         (_swatch("#ffffff", "#d50000", width=2.5), words["legend_flip"]),
         ('<span style="color:#1565c0;margin-right:4px">- - \u25b7</span>', words["legend_share"]),
     ]
-    spans = "".join(f'<span style="white-space:nowrap;margin:0 12px 2px 0;display:inline-block">{s}{esc(t)}</span>'
-                    for s, t in items)
-    return (f'<div class="lk-legend" style="font-family:{FONT};font-size:11.5px;color:{MUTED};'
-            f'line-height:1.5;margin-top:4px">{spans}</div>')
+    spans = "".join(
+        f'<span style="white-space:nowrap;margin:0 12px 2px 0;display:inline-block">{s}{esc(t)}</span>'
+        for s, t in items
+    )
+    return (
+        f'<div class="lk-legend" style="font-family:{FONT};font-size:11.5px;color:{MUTED};'
+        f'line-height:1.5;margin-top:4px">{spans}</div>'
+    )
 
 
 # ------------------------------------------------------------------ drawing --
-_HTML_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
+_HTML_CACHE: OrderedDict[tuple, tuple] = OrderedDict()
 _HTML_CACHE_SIZE = 256
 _SIZE_RE = re.compile(r'<svg\b([^>]*?)\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"')
 
@@ -301,8 +366,10 @@ def fit_svg(svg: str, zoom: float = 1.0) -> str:
     def repl(m):
         w = float(m.group(2)) * 4 / 3 * zoom
         h = float(m.group(3)) * 4 / 3 * zoom
-        return (f'<svg{m.group(1)} width="{w:.0f}px" height="{h:.0f}px" '
-                f'style="max-width:100%;height:auto;display:block;margin:0 auto"')
+        return (
+            f'<svg{m.group(1)} width="{w:.0f}px" height="{h:.0f}px" '
+            f'style="max-width:100%;height:auto;display:block;margin:0 auto"'
+        )
 
     return _SIZE_RE.sub(repl, svg, count=1)
 
@@ -350,8 +417,9 @@ class DrawingPane:
         The DOT source of the drawing shown.
     """
 
-    def __init__(self, zoom: float = 1.0, caption: str = "", legend: bool = True, min_height: str = "120px",
-                 lang: str = "en"):
+    def __init__(
+        self, zoom: float = 1.0, caption: str = "", legend: bool = True, min_height: str = "120px", lang: str = "en"
+    ):
         self.zoom = zoom
         self.caption = caption
         self.legend = legend
@@ -391,16 +459,24 @@ class DrawingPane:
                 except Exception:
                     text = src
                 words = BASE_TEXT[self.lang]
-                body = (f'<pre class="lk-text-drawing" style="font-family:{MONO};font-size:12.5px;line-height:1.35;'
-                        f'background:#fafafa;border:1px dashed #bdbdbd;border-radius:6px;padding:8px 10px;'
-                        f'margin:0;white-space:pre;overflow-x:auto">{esc(text)}</pre>'
-                        + message_html("warning", words["no_dot_missing"] if why == INSTALL_HINT
-                                       else words["no_dot_failed"], localize_hint(why, self.lang)))
+                body = (
+                    f'<pre class="lk-text-drawing" style="font-family:{MONO};font-size:12.5px;line-height:1.35;'
+                    f"background:#fafafa;border:1px dashed #bdbdbd;border-radius:6px;padding:8px 10px;"
+                    f'margin:0;white-space:pre;overflow-x:auto">{esc(text)}</pre>'
+                    + message_html(
+                        "warning",
+                        words["no_dot_missing"] if why == INSTALL_HINT else words["no_dot_failed"],
+                        localize_hint(why, self.lang),
+                    )
+                )
         self.svg = svg
         self.fallback = svg is None
-        cap = (f'<div style="font-family:{FONT};font-size:12px;color:{MUTED};font-weight:600;'
-               f'text-transform:uppercase;letter-spacing:.04em;margin-bottom:3px">{esc(self.caption)}</div>'
-               if self.caption else "")
+        cap = (
+            f'<div style="font-family:{FONT};font-size:12px;color:{MUTED};font-weight:600;'
+            f'text-transform:uppercase;letter-spacing:.04em;margin-bottom:3px">{esc(self.caption)}</div>'
+            if self.caption
+            else ""
+        )
         legend = ""
         if self.legend and not self.fallback:
             legend = self.legend(self.lang) if callable(self.legend) else legend_html(self.lang)
@@ -411,8 +487,9 @@ class DrawingPane:
         self.svg = None
         self.fallback = False
         self.source = ""
-        self.view.value = (f'<div style="font-family:{FONT};color:{MUTED};font-size:13px">{esc(note)}</div>'
-                           if note else "")
+        self.view.value = (
+            f'<div style="font-family:{FONT};color:{MUTED};font-size:13px">{esc(note)}</div>' if note else ""
+        )
 
 
 def clear_caches() -> None:
@@ -541,8 +618,10 @@ class Explorer:
     """
 
     #: The explorer's own words, per language (keys missing here come from :data:`BASE_TEXT`).
-    TEXT: dict = {"en": {"title": "Explorer", "subtitle": "", "summary": ""},
-                  "zh": {"title": "探索器", "subtitle": "", "summary": ""}}
+    TEXT: dict = {
+        "en": {"title": "Explorer", "subtitle": "", "summary": ""},
+        "zh": {"title": "探索器", "subtitle": "", "summary": ""},
+    }
     #: A walk through the controls: ``(key, value)`` steps for :meth:`act` (the browser test,
     #: the benchmarks and the screenshots use it).  Each step changes what the explorer shows.
     TOUR: tuple = ()
@@ -682,11 +761,16 @@ class Explorer:
 
     # -- layout ---------------------------------------------------------
     def _header_html(self) -> str:
-        sub = (f'<div style="font-size:13px;color:{MUTED};margin-top:1px">{esc(self.subtitle)}</div>'
-               if self.subtitle else "")
+        sub = (
+            f'<div style="font-size:13px;color:{MUTED};margin-top:1px">{esc(self.subtitle)}</div>'
+            if self.subtitle
+            else ""
+        )
         dev = f'<div style="margin-top:4px">{device_badge_html(self.lang)}</div>' if self.show_device else ""
-        return (f'<div style="font-family:{FONT};color:{TEXT}"><div style="font-size:16px;font-weight:700">'
-                f'{esc(self.title)}</div>{sub}{dev}</div>')
+        return (
+            f'<div style="font-family:{FONT};color:{TEXT}"><div style="font-size:16px;font-weight:700">'
+            f"{esc(self.title)}</div>{sub}{dev}</div>"
+        )
 
     def _classes(self) -> None:
         self.widget.add_class("lk-explorer")
@@ -703,19 +787,22 @@ class Explorer:
         fit it; when less than 320 px are left (a narrow notebook) the drawing
         wraps below, centred.
         """
-        left = W.VBox([self.code_view, self.table_view, self.message_view, self.explanation_view, *left_extra],
-                      layout=W.Layout(flex=f"0 1 {left_width}", min_width="460px", max_width="100%",
-                                      padding="0 18px 0 0"))
-        right = W.VBox([self.drawing_view, *right_extra],
-                       layout=W.Layout(flex="1 1 320px", min_width="320px"))
+        left = W.VBox(
+            [self.code_view, self.table_view, self.message_view, self.explanation_view, *left_extra],
+            layout=W.Layout(flex=f"0 1 {left_width}", min_width="460px", max_width="100%", padding="0 18px 0 0"),
+        )
+        right = W.VBox([self.drawing_view, *right_extra], layout=W.Layout(flex="1 1 320px", min_width="320px"))
         self._left_column = left
         self._left_basis = int(str(left_width).rstrip("px"))
-        body = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap", align_items="flex-start",
-                                                     justify_content="center"))
+        body = W.HBox(
+            [left, right],
+            layout=W.Layout(width="100%", flex_flow="row wrap", align_items="flex-start", justify_content="center"),
+        )
         ctl = W.VBox(list(controls), layout=W.Layout(margin="6px 0 8px 0"))
         self.widget.children = [self.header_view, ctl, body]
-        self.widget.layout = W.Layout(width="100%", max_width="1280px", padding="10px 14px",
-                                      border="1px solid #d0d7de", margin="4px 0")
+        self.widget.layout = W.Layout(
+            width="100%", max_width="1280px", padding="10px 14px", border="1px solid #d0d7de", margin="4px 0"
+        )
         self._classes()
 
     # -- rendering helpers ----------------------------------------------
@@ -733,7 +820,8 @@ class Explorer:
         self.explanation_view.value = (
             f'<div class="lk-explain" style="font-family:{FONT};font-size:14px;line-height:1.5;color:{TEXT};'
             f'border-left:4px solid {BLUE};background:#f3f8fd;padding:7px 11px;margin:6px 0;border-radius:4px">'
-            f'<span style="font-weight:700;color:{BLUE}">{esc(self._t("why"))}</span>{rich(sentence)}{extra}</div>')
+            f'<span style="font-weight:700;color:{BLUE}">{esc(self._t("why"))}</span>{rich(sentence)}{extra}</div>'
+        )
 
     def _show_drawing(self, drawing, caption=None) -> None:
         self.drawing = drawing
@@ -784,8 +872,11 @@ class Explorer:
                 try:
                     self.message = {"kind": "error", "title": self._t("problem_title"), "text": str(exc)}
                     self.message_view.value = message_html(
-                        "error", self._t("problem_title"),
-                        f"{type(exc).__name__}: {exc}\n{self._t('problem_hint')}", mono=True)
+                        "error",
+                        self._t("problem_title"),
+                        f"{type(exc).__name__}: {exc}\n{self._t('problem_hint')}",
+                        mono=True,
+                    )
                 except Exception:
                     pass
                 return None

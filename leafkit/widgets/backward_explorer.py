@@ -13,12 +13,13 @@ freed.  Freed parts of the graph are greyed out in the drawing.  PyTorch cannot
 undo ``retain_grad()``: unticking one removes the call from the program, which
 is then replayed from the top, and the explorer says so.
 """
+
 from __future__ import annotations
 
 import ipywidgets as W
 
 from ._program import error_text, format_value, grad_value, run_program
-from ._view import Control, Explorer, MUTED, MONO, bool_html, code_html, esc, message_html, mono, table_html
+from ._view import MONO, MUTED, Control, Explorer, bool_html, code_html, esc, message_html, mono, table_html
 
 __all__ = ["BackwardExplorer", "SETUP", "NAMES", "INTERMEDIATES", "hook_statement", "backward_statement"]
 
@@ -35,80 +36,125 @@ MAX_PASS_COLUMNS = 3
 TEXT = {
     "en": {
         "title": "Backward explorer",
-        "subtitle": ("x \u2192 y = x\u00b2 \u2192 z = y\u00b2 \u2192 t = z\u00b2: which tensors get .grad, "
-                     "what hooks see, and when a second backward() fails."),
+        "subtitle": (
+            "x \u2192 y = x\u00b2 \u2192 z = y\u00b2 \u2192 t = z\u00b2: which tensors get .grad, "
+            "what hooks see, and when a second backward() fails."
+        ),
         "summary": "`retain_grad()`, a hook, `retain_graph`, repeated `backward()` on x \u2192 y \u2192 z \u2192 t",
-        "hook_on": "hook on", "no_hook": "none", "tip_backward": "run one backward pass from t",
+        "hook_on": "hook on",
+        "no_hook": "none",
+        "tip_backward": "run one backward pass from t",
         "tip_reset": "build a fresh graph",
-        "code": "The code (re-run from the top after every action)", "pass_mark": "pass {p}",
+        "code": "The code (re-run from the top after every action)",
+        "pass_mark": "pass {p}",
         "not_kept": "raised {error} (not kept)",
-        "columns": ("var", "is_leaf", "retains_grad", "hook"), "grad_after": ".grad after pass {p}",
-        "grad": ".grad", "hook_mark": "\u2713 hook", "table": ".grad of every tensor",
+        "columns": ("var", "is_leaf", "retains_grad", "hook"),
+        "grad_after": ".grad after pass {p}",
+        "grad": ".grad",
+        "hook_mark": "\u2713 hook",
+        "table": ".grad of every tensor",
         "warn_tip": "reading .grad of a non-leaf warns",
         "warn_title": "Reading {names} warns (\u26a0): a non-leaf without retain_grad()",
-        "raises": "{statement} raises", "printed": "Printed by the hook",
-        "caption": "Variables view", "caption_freed": " (greyed: freed by backward)",
+        "raises": "{statement} raises",
+        "printed": "Printed by the hook",
+        "caption": "Variables view",
+        "caption_freed": " (greyed: freed by backward)",
         "replayed_title": "{statement} was removed, and the program was replayed from the top",
-        "replayed_text": ("PyTorch cannot undo retain_grad(), so unticking it removes the call and runs the whole "
-                          "program again without it: the columns of the earlier passes now show what that "
-                          "program gives."),
-        "hook_note": ("The hook on {h} sees the gradient flowing through {h} on every pass, "
-                      "retain_grad() or not."),
-        "second_time": ("The previous t.backward() ran without retain_graph=True, so it freed the tensors the graph "
-                        "saved for backward (greyed out), and PyTorch refuses to go through the graph a second "
-                        "time: tick retain_graph=True before the earlier pass, or press Reset for a new graph."),
+        "replayed_text": (
+            "PyTorch cannot undo retain_grad(), so unticking it removes the call and runs the whole "
+            "program again without it: the columns of the earlier passes now show what that "
+            "program gives."
+        ),
+        "hook_note": ("The hook on {h} sees the gradient flowing through {h} on every pass, retain_grad() or not."),
+        "second_time": (
+            "The previous t.backward() ran without retain_graph=True, so it freed the tensors the graph "
+            "saved for backward (greyed out), and PyTorch refuses to go through the graph a second "
+            "time: tick retain_graph=True before the earlier pass, or press Reset for a new graph."
+        ),
         "failed": "{statement} raised an error, so it was not kept in the program.",
-        "no_pass": ("No backward pass yet, so every .grad is None: press t.backward() to send dt/dt = 1 back "
-                    "through z and y to the leaf x."),
-        "accumulated": (" (pass {n} added the same gradient again: {before} \u2192 {after}, because "
-                        "gradients accumulate until you reset .grad)"),
-        "kept": "{names} kept {its} .grad because of retain_grad()", "its": "its", "their": "their",
-        "pending": ("{names} called retain_grad() after the last pass, so {its} .grad fills from the next "
-                    "pass on"),
+        "no_pass": (
+            "No backward pass yet, so every .grad is None: press t.backward() to send dt/dt = 1 back "
+            "through z and y to the leaf x."
+        ),
+        "accumulated": (
+            " (pass {n} added the same gradient again: {before} \u2192 {after}, because "
+            "gradients accumulate until you reset .grad)"
+        ),
+        "kept": "{names} kept {its} .grad because of retain_grad()",
+        "its": "its",
+        "their": "their",
+        "pending": ("{names} called retain_grad() after the last pass, so {its} .grad fills from the next pass on"),
         "none_one": "{names} is a non-leaf without retain_grad(), so .grad stays None",
         "none_many": "{names} are non-leaves without retain_grad(), so .grad stays None",
         "late_note": "{name}.retain_grad() ran after pass {k}, so {name}.grad counts only the passes after it.",
         "kept_graph": "retain_graph=True kept the graph, so t.backward() can run again",
         "freed_graph": "the graph is now freed (greyed out), so another t.backward() will fail",
-        "after_pass": "After pass {n}, the leaf x holds dt/dx = {x}{acc}; {parts}; {after}.", "sep": "; ",
-        "join_and": " and ", "join_comma": ", ", "code_mark": "{name}",
+        "after_pass": "After pass {n}, the leaf x holds dt/dx = {x}{acc}; {parts}; {after}.",
+        "sep": "; ",
+        "join_and": " and ",
+        "join_comma": ", ",
+        "code_mark": "{name}",
     },
     "zh": {
         "title": "反向传播探索器",
-        "subtitle": ("x \u2192 y = x\u00b2 \u2192 z = y\u00b2 \u2192 t = z\u00b2：哪些张量会得到 .grad，"
-                     "钩子看到什么，第二次 backward() 什么时候会失败。"),
+        "subtitle": (
+            "x \u2192 y = x\u00b2 \u2192 z = y\u00b2 \u2192 t = z\u00b2：哪些张量会得到 .grad，"
+            "钩子看到什么，第二次 backward() 什么时候会失败。"
+        ),
         "summary": "在 x \u2192 y \u2192 z \u2192 t 上试 `retain_grad()`、钩子、`retain_graph` 和多次 `backward()`",
-        "hook_on": "钩子挂在", "no_hook": "不挂", "tip_backward": "从 t 做一次反向传播",
+        "hook_on": "钩子挂在",
+        "no_hook": "不挂",
+        "tip_backward": "从 t 做一次反向传播",
         "tip_reset": "重新构建计算图",
-        "code": "代码（每次操作后从头重新运行）", "pass_mark": "第 {p} 次",
+        "code": "代码（每次操作后从头重新运行）",
+        "pass_mark": "第 {p} 次",
         "not_kept": "抛出 {error}（不保留）",
-        "columns": ("变量", "is_leaf", "retains_grad", "钩子"), "grad_after": "第 {p} 次之后的 .grad",
-        "grad": ".grad", "hook_mark": "\u2713 钩子", "table": "每个张量的 .grad",
+        "columns": ("变量", "is_leaf", "retains_grad", "钩子"),
+        "grad_after": "第 {p} 次之后的 .grad",
+        "grad": ".grad",
+        "hook_mark": "\u2713 钩子",
+        "table": "每个张量的 .grad",
         "warn_tip": "读取非叶子张量的 .grad 会发出警告",
         "warn_title": "读取 {names} 会发出警告（\u26a0）：它们是没有调用 retain_grad() 的非叶子张量",
-        "raises": "`{statement}` 抛出错误", "printed": "钩子打印的内容",
-        "caption": "变量视图", "caption_freed": "（灰色：已被 backward 释放）",
+        "raises": "`{statement}` 抛出错误",
+        "printed": "钩子打印的内容",
+        "caption": "变量视图",
+        "caption_freed": "（灰色：已被 backward 释放）",
         "replayed_title": "已删除 `{statement}`，程序从头重新运行了一遍",
-        "replayed_text": ("PyTorch 没有办法撤销 `retain_grad()`，所以取消勾选会把这一行从程序里删掉，再把整个程序"
-                          "从头运行一遍：前面几次反向传播的那几列，现在显示的是新程序的结果。"),
+        "replayed_text": (
+            "PyTorch 没有办法撤销 `retain_grad()`，所以取消勾选会把这一行从程序里删掉，再把整个程序"
+            "从头运行一遍：前面几次反向传播的那几列，现在显示的是新程序的结果。"
+        ),
         "hook_note": "`{h}` 上的钩子每次反向传播都能看到流经 `{h}` 的梯度，不管有没有 `retain_grad()`。",
-        "second_time": ("上一次 `t.backward()` 没有用 `retain_graph=True`，它已经释放了计算图为反向传播保存的张量"
-                        "（灰色部分），所以 PyTorch 不允许再沿这个计算图反向传播一次：要么在上一次之前勾选 "
-                        "`retain_graph=True`，要么按“重置”重新构建计算图。"),
+        "second_time": (
+            "上一次 `t.backward()` 没有用 `retain_graph=True`，它已经释放了计算图为反向传播保存的张量"
+            "（灰色部分），所以 PyTorch 不允许再沿这个计算图反向传播一次：要么在上一次之前勾选 "
+            "`retain_graph=True`，要么按“重置”重新构建计算图。"
+        ),
         "failed": "`{statement}` 抛出了错误，所以没有留在程序里。",
-        "no_pass": ("还没有做反向传播，所以每个 .grad 都是 None：按 `t.backward()`，把 dt/dt = 1 经过 `z` 和 `y` "
-                    "传回叶子张量 `x`。"),
-        "accumulated": ("（第 {n} 次又加上了同样的梯度：{before} \u2192 {after}，因为梯度会一直累加，"
-                        "直到你把 .grad 清零）"),
-        "kept": "{names} 因为调用了 `retain_grad()`，保留了 .grad", "its": "", "their": "",
+        "no_pass": (
+            "还没有做反向传播，所以每个 .grad 都是 None：按 `t.backward()`，把 dt/dt = 1 经过 `z` 和 `y` "
+            "传回叶子张量 `x`。"
+        ),
+        "accumulated": (
+            "（第 {n} 次又加上了同样的梯度：{before} \u2192 {after}，因为梯度会一直累加，直到你把 .grad 清零）"
+        ),
+        "kept": "{names} 因为调用了 `retain_grad()`，保留了 .grad",
+        "its": "",
+        "their": "",
         "pending": "{names} 在最后一次反向传播之后才调用 `retain_grad()`，所以 .grad 要从下一次才开始有值",
         "none_one": "{names} 是没有调用 `retain_grad()` 的非叶子张量，.grad 保持为 None",
         "none_many": "{names} 是没有调用 `retain_grad()` 的非叶子张量，.grad 保持为 None",
-        "late_note": "`{name}.retain_grad()` 是在第 {k} 次之后才调用的，所以 `{name}.grad` 只包含它之后的反向传播算出的梯度。",
+        "late_note": (
+            "`{name}.retain_grad()` 是在第 {k} 次之后才调用的，所以 `{name}.grad` 只包含它之后的反向传播算出的梯度。"
+        ),
         "kept_graph": "`retain_graph=True` 保留了计算图，所以 `t.backward()` 还能再运行",
         "freed_graph": "计算图现在已经释放（灰色部分），再运行 `t.backward()` 会失败",
-        "after_pass": "第 {n} 次之后，叶子张量 `x` 里是 dt/dx = {x}{acc}；{parts}；{after}。", "sep": "；",
-        "join_and": " 和 ", "join_comma": "、", "code_mark": "`{name}`",
+        "after_pass": "第 {n} 次之后，叶子张量 `x` 里是 dt/dx = {x}{acc}；{parts}；{after}。",
+        "sep": "；",
+        "join_and": " 和 ",
+        "join_comma": "、",
+        "code_mark": "`{name}`",
     },
 }
 
@@ -181,9 +227,19 @@ class BackwardExplorer(Explorer):
     """
 
     TEXT = TEXT
-    TOUR = (("retain:z", True), ("hook_on", "y"), ("backward", None), ("reset", None), ("retain_graph", True),
-            ("backward", None), ("retain_graph", False), ("backward", None), ("retain:t", True),
-            ("backward", None), ("retain:z", False))
+    TOUR = (
+        ("retain:z", True),
+        ("hook_on", "y"),
+        ("backward", None),
+        ("reset", None),
+        ("retain_graph", True),
+        ("backward", None),
+        ("retain_graph", False),
+        ("backward", None),
+        ("retain:t", True),
+        ("backward", None),
+        ("retain:z", False),
+    )
     css_class = "lk-backward-explorer"
 
     def __init__(self, retain_grad=(), hook=None, retain_graph=False, zoom=1.0, lang=None):
@@ -204,20 +260,30 @@ class BackwardExplorer(Explorer):
         self._hook_active = None
         self._replayed = None  # the retain_grad() call whose removal replayed earlier passes
         lay = W.Layout(width="auto", margin="0 16px 0 0")
-        self.retain = {n: W.Checkbox(value=n in retain_grad, description=f"{n}.retain_grad()", indent=False,
-                                     layout=lay) for n in INTERMEDIATES}
-        self.hook_on = W.Dropdown(options=[(self._t("no_hook"), NO_HOOK), *((n, n) for n in INTERMEDIATES)],
-                                  value=hook, description=self._t("hook_on"),
-                                  style={"description_width": "initial"},
-                                  layout=W.Layout(width="130px", margin="0 16px 0 0"))
-        self.retain_graph = W.Checkbox(value=bool(retain_graph), description="retain_graph=True", indent=False,
-                                       layout=lay)
-        self.backward_button = W.Button(description=backward_statement(bool(retain_graph)), button_style="primary",
-                                        icon="play",
-                                        tooltip=self._t("tip_backward"),
-                                        layout=W.Layout(width="auto", margin="0 10px 0 0"))
-        self.reset_button = W.Button(description=self._t("reset"), icon="refresh", tooltip=self._t("tip_reset"),
-                                     layout=W.Layout(width="auto"))
+        self.retain = {
+            n: W.Checkbox(value=n in retain_grad, description=f"{n}.retain_grad()", indent=False, layout=lay)
+            for n in INTERMEDIATES
+        }
+        self.hook_on = W.Dropdown(
+            options=[(self._t("no_hook"), NO_HOOK), *((n, n) for n in INTERMEDIATES)],
+            value=hook,
+            description=self._t("hook_on"),
+            style={"description_width": "initial"},
+            layout=W.Layout(width="130px", margin="0 16px 0 0"),
+        )
+        self.retain_graph = W.Checkbox(
+            value=bool(retain_graph), description="retain_graph=True", indent=False, layout=lay
+        )
+        self.backward_button = W.Button(
+            description=backward_statement(bool(retain_graph)),
+            button_style="primary",
+            icon="play",
+            tooltip=self._t("tip_backward"),
+            layout=W.Layout(width="auto", margin="0 10px 0 0"),
+        )
+        self.reset_button = W.Button(
+            description=self._t("reset"), icon="refresh", tooltip=self._t("tip_reset"), layout=W.Layout(width="auto")
+        )
         for n, cb in self.retain.items():
             cb.observe(self._guard(lambda ch, n=n: self._on_retain(n, ch["new"])), names="value")
         self.hook_on.observe(self._guard(self._on_hook), names="value")
@@ -228,18 +294,25 @@ class BackwardExplorer(Explorer):
         self.output_view.add_class("lk-printed")
         self.warning_view = W.HTML()
         self.warning_view.add_class("lk-grad-warning")
-        row1 = W.HBox([*self.retain.values(), self.hook_on], layout=W.Layout(align_items="center",
-                                                                            flex_flow="row wrap"))
-        row2 = W.HBox([self.retain_graph, self.backward_button, self.reset_button],
-                      layout=W.Layout(align_items="center", flex_flow="row wrap", margin="6px 0 0 0"))
+        row1 = W.HBox(
+            [*self.retain.values(), self.hook_on], layout=W.Layout(align_items="center", flex_flow="row wrap")
+        )
+        row2 = W.HBox(
+            [self.retain_graph, self.backward_button, self.reset_button],
+            layout=W.Layout(align_items="center", flex_flow="row wrap", margin="6px 0 0 0"),
+        )
         self._assemble([row1, row2], left_extra=[self.warning_view, self.output_view])
         self._setup_actions()
         self.refresh()
 
     def _controls(self) -> list:
-        return [*(Control(f"retain:{n}", cb, "checkbox") for n, cb in self.retain.items()),
-                Control("hook_on", self.hook_on, "dropdown"), Control("retain_graph", self.retain_graph, "checkbox"),
-                Control("backward", self.backward_button, "button"), Control("reset", self.reset_button, "button")]
+        return [
+            *(Control(f"retain:{n}", cb, "checkbox") for n, cb in self.retain.items()),
+            Control("hook_on", self.hook_on, "dropdown"),
+            Control("retain_graph", self.retain_graph, "checkbox"),
+            Control("backward", self.backward_button, "button"),
+            Control("reset", self.reset_button, "button"),
+        ]
 
     # -- actions ----------------------------------------------------------
     def _setup_actions(self):
@@ -256,7 +329,7 @@ class BackwardExplorer(Explorer):
             self.actions.append(stmt)
         else:
             first = next((i for i, a in enumerate(self.actions) if a == stmt), None)
-            if first is not None and any(a.startswith("t.backward(") for a in self.actions[first + 1:]):
+            if first is not None and any(a.startswith("t.backward(") for a in self.actions[first + 1 :]):
                 self._replayed = stmt  # earlier passes ran with it: their columns change
             self.actions = [a for a in self.actions if a != stmt]
         self.failed = None
@@ -363,8 +436,9 @@ class BackwardExplorer(Explorer):
         if self.failed:
             self._set_message("error", self._t("raises", statement=self.failed[0]), self.failed[1])
         elif self._replayed:
-            self._set_message("info", self._t("replayed_title", statement=self._replayed),
-                              self._t("replayed_text"), mono=False)
+            self._set_message(
+                "info", self._t("replayed_title", statement=self._replayed), self._t("replayed_text"), mono=False
+            )
         else:
             self._set_message(None)
         self._render_printed()
@@ -405,27 +479,44 @@ class BackwardExplorer(Explorer):
             retains = bool(getattr(t, "retains_grad", False)) and not t.is_leaf
             hook = self._hook_active == n
             history = [p["grads"][n] for p in self.passes]
-            self.rows.append({"variable": n, "is_leaf": bool(t.is_leaf), "retains_grad": retains,
-                              "hook": hook, "grad": self.grads[n], "grad_history": history,
-                              "warning": self.grad_warnings.get(n)})
+            self.rows.append(
+                {
+                    "variable": n,
+                    "is_leaf": bool(t.is_leaf),
+                    "retains_grad": retains,
+                    "hook": hook,
+                    "grad": self.grads[n],
+                    "grad_history": history,
+                    "warning": self.grad_warnings.get(n),
+                }
+            )
 
             def gcell(v, warn):
                 if v is not None:
-                    return f'<b>{mono(v)}</b>'
+                    return f"<b>{mono(v)}</b>"
                 return '<span style="color:#57606a">None</span>' + (
-                    f' <span title="{esc(self._t("warn_tip"))}" style="color:#ed6c02">\u26a0</span>'
-                    if warn else "")
+                    f' <span title="{esc(self._t("warn_tip"))}" style="color:#ed6c02">\u26a0</span>' if warn else ""
+                )
 
             grad_cells = [gcell(p["grads"][n], n in self.grad_warnings) for p in shown] or [
-                gcell(self.grads[n], n in self.grad_warnings)]
-            cells.append([f"<b>{n}</b>", bool_html(t.is_leaf, strong_false=True), bool_html(retains),
-                          esc(self._t("hook_mark")) if hook else "", *grad_cells])
+                gcell(self.grads[n], n in self.grad_warnings)
+            ]
+            cells.append(
+                [
+                    f"<b>{n}</b>",
+                    bool_html(t.is_leaf, strong_false=True),
+                    bool_html(retains),
+                    esc(self._t("hook_mark")) if hook else "",
+                    *grad_cells,
+                ]
+            )
         self.table_view.value = table_html(cols, cells, title=self._t("table"))
         if self.grad_warnings:
             names = ", ".join(f"{n}.grad" for n in self.grad_warnings)
             text = next(iter(self.grad_warnings.values()))
             self.warning_view.value = message_html(
-                "warning", self._t("warn_title", names=names), "UserWarning: " + text, mono=True)
+                "warning", self._t("warn_title", names=names), "UserWarning: " + text, mono=True
+            )
         else:
             self.warning_view.value = ""
 
@@ -438,7 +529,8 @@ class BackwardExplorer(Explorer):
             f'letter-spacing:.04em;margin:6px 0 3px 0">{esc(self._t("printed"))}</div>'
             f'<pre class="lk-printed-text" style="margin:0;padding:6px 10px;background:#fbfbfb;'
             f'border:1px solid #e1e4e8;border-radius:6px;font-family:{MONO};font-size:12.5px">'
-            f'{esc(self.printed.rstrip())}</pre>')
+            f"{esc(self.printed.rstrip())}</pre>"
+        )
 
     def _explain(self, ns):
         t = self._t
@@ -471,8 +563,9 @@ class BackwardExplorer(Explorer):
         if kept:
             parts.append(t("kept", names=_join(kept, self.lang), its=t("its") if len(kept) == 1 else t("their")))
         if pending:
-            parts.append(t("pending", names=_join(pending, self.lang),
-                           its=t("its") if len(pending) == 1 else t("their")))
+            parts.append(
+                t("pending", names=_join(pending, self.lang), its=t("its") if len(pending) == 1 else t("their"))
+            )
         if none:
             parts.append(t("none_one" if len(none) == 1 else "none_many", names=_join(none, self.lang)))
         last = self.passes[-1]["statement"]

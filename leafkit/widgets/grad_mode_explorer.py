@@ -5,6 +5,7 @@ Seed 003, examples 3 to 6.  Two inputs ``x`` and ``y``, each with or without
 explorer runs the code, shows ``z.requires_grad``, ``z.grad_fn`` and what
 ``z.backward()`` really does: the gradients, or PyTorch's error text.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,8 +17,7 @@ from leafkit._lang import resolve_language
 from ._program import error_text, facts, format_value, grad_value, run_program
 from ._view import Control, Explorer, bool_html, code_html, esc, mono, table_html
 
-__all__ = ["GradModeExplorer", "OPERATORS", "grad_mode_program", "run_grad_mode", "explain_grad_mode",
-           "GradModeResult"]
+__all__ = ["GradModeExplorer", "OPERATORS", "grad_mode_program", "run_grad_mode", "explain_grad_mode", "GradModeResult"]
 
 OPERATORS = ("*", "/", "+", "-")
 
@@ -28,50 +28,80 @@ TEXT = {
         "title": "requires_grad and no_grad explorer",
         "subtitle": "z = x (op) y: when does z require grad, what is its grad_fn, and can z.backward() run?",
         "summary": "which inputs require grad, the operator, `no_grad()`; what `z.backward()` does",
-        "operator": "operator", "code": "The code", "mark_raises": "raises RuntimeError", "mark_runs": "runs",
+        "operator": "operator",
+        "code": "The code",
+        "mark_raises": "raises RuntimeError",
+        "mark_runs": "runs",
         "raises": "This code raises an error",
         "columns": ("var", "is_leaf", "requires_grad", "grad_fn", ".grad after z.backward()"),
-        "table": "x, y and z", "inside_no_grad": "inside no_grad", "where_z": "where z was computed",
+        "table": "x, y and z",
+        "inside_no_grad": "inside no_grad",
+        "where_z": "where z was computed",
         "enabled": "torch.is_grad_enabled() {where}: ",
-        "backward_raises": "z.backward() raises", "backward_runs": "z.backward() runs",
+        "backward_raises": "z.backward() raises",
+        "backward_runs": "z.backward() runs",
         "caption": "Variables view before z.backward()",
         # explain_grad_mode
         "error": "The code raised an error, so there is nothing to explain.",
-        "and": " and ", "requires": "requires", "require": "require",
-        "no_grad": ("Inside torch.no_grad() autograd records nothing, so z = x {op} y gets no grad_fn and "
-                    "requires_grad=False even though {inputs} {verb} grad; z is a leaf with no graph behind it, "
-                    "and z.backward() fails because there is nothing to differentiate."),
+        "and": " and ",
+        "requires": "requires",
+        "require": "require",
+        "no_grad": (
+            "Inside torch.no_grad() autograd records nothing, so z = x {op} y gets no grad_fn and "
+            "requires_grad=False even though {inputs} {verb} grad; z is a leaf with no graph behind it, "
+            "and z.backward() fails because there is nothing to differentiate."
+        ),
         "no_grad_changes_nothing": " (no_grad changes nothing here)",
-        "untracked": ("Neither x nor y requires grad, so z = x {op} y is not tracked{extra}: no grad_fn, "
-                      "requires_grad=False, and z.backward() fails because there is nothing to differentiate."),
-        "store": "dz/d{g} in {g}.grad", "stores_sep": " and ",
+        "untracked": (
+            "Neither x nor y requires grad, so z = x {op} y is not tracked{extra}: no grad_fn, "
+            "requires_grad=False, and z.backward() fails because there is nothing to differentiate."
+        ),
+        "store": "dz/d{g} in {g}.grad",
+        "stores_sep": " and ",
         "tail": "; {n}.grad stays None because {n} does not require grad",
-        "tracked": ("Because {inputs} {verb} grad, z does too: autograd recorded {fn} as z.grad_fn, "
-                    "which makes z a non-leaf, and z.backward() stores {stores}{tail}."),
+        "tracked": (
+            "Because {inputs} {verb} grad, z does too: autograd recorded {fn} as z.grad_fn, "
+            "which makes z a non-leaf, and z.backward() stores {stores}{tail}."
+        ),
     },
     "zh": {
         "title": "requires_grad 与 no_grad 探索器",
         "subtitle": "z = x（运算）y：z 什么时候需要梯度？它的 grad_fn 是什么？z.backward() 能不能运行？",
         "summary": "哪些输入需要梯度、用哪个运算符、要不要 `no_grad()`；`z.backward()` 会怎样",
-        "operator": "运算符", "code": "代码", "mark_raises": "抛出 RuntimeError", "mark_runs": "可以运行",
+        "operator": "运算符",
+        "code": "代码",
+        "mark_raises": "抛出 RuntimeError",
+        "mark_runs": "可以运行",
         "raises": "这段代码抛出了错误",
         "columns": ("变量", "is_leaf", "requires_grad", "grad_fn", "z.backward() 之后的 .grad"),
-        "table": "x、y 和 z", "inside_no_grad": "在 no_grad 里", "where_z": "在计算 z 的地方",
+        "table": "x、y 和 z",
+        "inside_no_grad": "在 no_grad 里",
+        "where_z": "在计算 z 的地方",
         "enabled": "torch.is_grad_enabled() {where}：",
-        "backward_raises": "`z.backward()` 抛出错误", "backward_runs": "`z.backward()` 可以运行",
+        "backward_raises": "`z.backward()` 抛出错误",
+        "backward_runs": "`z.backward()` 可以运行",
         "caption": "z.backward() 之前的变量视图",
         "error": "代码抛出了错误，没有什么可以解释的。",
-        "and": " 和 ", "requires": "", "require": "都",
-        "no_grad": ("在 `torch.no_grad()` 里，自动求导什么也不记录：即使 {inputs} {verb}需要梯度，`z = x {op} y` 也没有 "
-                    "`grad_fn`，`requires_grad=False`。`z` 是背后没有计算图的叶子张量，`z.backward()` 会失败，"
-                    "因为没有东西可以求导。"),
+        "and": " 和 ",
+        "requires": "",
+        "require": "都",
+        "no_grad": (
+            "在 `torch.no_grad()` 里，自动求导什么也不记录：即使 {inputs} {verb}需要梯度，`z = x {op} y` 也没有 "
+            "`grad_fn`，`requires_grad=False`。`z` 是背后没有计算图的叶子张量，`z.backward()` 会失败，"
+            "因为没有东西可以求导。"
+        ),
         "no_grad_changes_nothing": "（这里 no_grad 不改变什么）",
-        "untracked": ("`x` 和 `y` 都不需要梯度，所以 `z = x {op} y` 不会被记录{extra}：没有 `grad_fn`，"
-                      "`requires_grad=False`，`z.backward()` 会失败，因为没有东西可以求导。"),
-        "store": "把 dz/d{g} 存进 `{g}.grad`", "stores_sep": "，",
+        "untracked": (
+            "`x` 和 `y` 都不需要梯度，所以 `z = x {op} y` 不会被记录{extra}：没有 `grad_fn`，"
+            "`requires_grad=False`，`z.backward()` 会失败，因为没有东西可以求导。"
+        ),
+        "store": "把 dz/d{g} 存进 `{g}.grad`",
+        "stores_sep": "，",
         "tail": "；`{n}` 不需要梯度，所以 `{n}.grad` 保持为 None",
-        "tracked": ("因为 {inputs} {verb}需要梯度，`z` 也需要：自动求导把 `{fn}` 记为 `z.grad_fn`，所以 `z` 是非叶子张量；"
-                    "`z.backward()` 会{stores}{tail}。"),
+        "tracked": (
+            "因为 {inputs} {verb}需要梯度，`z` 也需要：自动求导把 `{fn}` 记为 `z.grad_fn`，所以 `z` 是非叶子张量；"
+            "`z.backward()` 会{stores}{tail}。"
+        ),
     },
 }
 
@@ -91,8 +121,10 @@ def grad_mode_program(x_requires_grad=True, y_requires_grad=False, op="*", no_gr
     """
     if op not in OPERATORS:
         raise ValueError(f"op must be one of {OPERATORS}, got {op!r}")
-    fwd = [f"x = torch.tensor([2.0], requires_grad={bool(x_requires_grad)})",
-           f"y = torch.tensor([2.0], requires_grad={bool(y_requires_grad)})"]
+    fwd = [
+        f"x = torch.tensor([2.0], requires_grad={bool(x_requires_grad)})",
+        f"y = torch.tensor([2.0], requires_grad={bool(y_requires_grad)})",
+    ]
     if no_grad:
         fwd.append(f"with torch.no_grad():\n    z = x {op} y")
     else:
@@ -134,8 +166,9 @@ class GradModeResult:
     error: str | None = None
 
 
-def run_grad_mode(x_requires_grad=True, y_requires_grad=False, op="*", no_grad=False, torch_module=None,
-                  before_backward=None):
+def run_grad_mode(
+    x_requires_grad=True, y_requires_grad=False, op="*", no_grad=False, torch_module=None, before_backward=None
+):
     """Run the forward lines, read x, y, z, then run ``z.backward()`` and read the grads.
 
     Parameters
@@ -162,8 +195,14 @@ def run_grad_mode(x_requires_grad=True, y_requires_grad=False, op="*", no_grad=F
         return res
     ns = run.namespace
     # is_grad_enabled() where z was computed: a separate probe, the shown code stays exact
-    probe = run_program(["with torch.no_grad():\n    enabled = torch.is_grad_enabled()" if no_grad
-                         else "enabled = torch.is_grad_enabled()"], torch_module)
+    probe = run_program(
+        [
+            "with torch.no_grad():\n    enabled = torch.is_grad_enabled()"
+            if no_grad
+            else "enabled = torch.is_grad_enabled()"
+        ],
+        torch_module,
+    )
     res.grad_enabled_inside = bool(probe.namespace.get("enabled", True))
     res.tensors = {k: ns[k] for k in ("x", "y", "z")}
     res.forward = {k: facts(ns[k]) for k in ("x", "y", "z")}
@@ -235,8 +274,14 @@ class GradModeExplorer(Explorer):
     """
 
     TEXT = TEXT
-    TOUR = (("y_requires_grad", True), ("op", "/"), ("no_grad", True), ("no_grad", False),
-            ("x_requires_grad", False), ("x_requires_grad", True))
+    TOUR = (
+        ("y_requires_grad", True),
+        ("op", "/"),
+        ("no_grad", True),
+        ("no_grad", False),
+        ("x_requires_grad", False),
+        ("x_requires_grad", True),
+    )
     css_class = "lk-grad-mode-explorer"
 
     def __init__(self, x_requires_grad=True, y_requires_grad=False, op="*", no_grad=False, zoom=1.0, lang=None):
@@ -246,39 +291,57 @@ class GradModeExplorer(Explorer):
         self.result = None
         self._previous = None
         lay = W.Layout(width="auto", margin="0 18px 0 0")
-        self.x_requires_grad = W.Checkbox(value=bool(x_requires_grad), description="x requires_grad",
-                                          indent=False, layout=lay)
-        self.y_requires_grad = W.Checkbox(value=bool(y_requires_grad), description="y requires_grad",
-                                          indent=False, layout=lay)
-        self.op = W.ToggleButtons(options=list(OPERATORS), value=op, description=self._t("operator"),
-                                  style={"description_width": "initial", "button_width": "42px"},
-                                  layout=W.Layout(margin="0 18px 0 0", display="flex", align_items="center"))
-        self.no_grad = W.Checkbox(value=bool(no_grad), description="with torch.no_grad()", indent=False,
-                                  layout=lay)
+        self.x_requires_grad = W.Checkbox(
+            value=bool(x_requires_grad), description="x requires_grad", indent=False, layout=lay
+        )
+        self.y_requires_grad = W.Checkbox(
+            value=bool(y_requires_grad), description="y requires_grad", indent=False, layout=lay
+        )
+        self.op = W.ToggleButtons(
+            options=list(OPERATORS),
+            value=op,
+            description=self._t("operator"),
+            style={"description_width": "initial", "button_width": "42px"},
+            layout=W.Layout(margin="0 18px 0 0", display="flex", align_items="center"),
+        )
+        self.no_grad = W.Checkbox(value=bool(no_grad), description="with torch.no_grad()", indent=False, layout=lay)
         for c in (self.x_requires_grad, self.y_requires_grad, self.op, self.no_grad):
             c.observe(self._guard(self._on_change), names="value")
-        row = W.HBox([self.x_requires_grad, self.y_requires_grad, self.op, self.no_grad],
-                     layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        row = W.HBox(
+            [self.x_requires_grad, self.y_requires_grad, self.op, self.no_grad],
+            layout=W.Layout(align_items="center", flex_flow="row wrap"),
+        )
         self._assemble([row])
         self.refresh()
 
     def _controls(self) -> list:
-        return [Control("x_requires_grad", self.x_requires_grad, "checkbox"),
-                Control("y_requires_grad", self.y_requires_grad, "checkbox"),
-                Control("op", self.op, "toggle"), Control("no_grad", self.no_grad, "checkbox")]
+        return [
+            Control("x_requires_grad", self.x_requires_grad, "checkbox"),
+            Control("y_requires_grad", self.y_requires_grad, "checkbox"),
+            Control("op", self.op, "toggle"),
+            Control("no_grad", self.no_grad, "checkbox"),
+        ]
 
     @property
     def state(self) -> dict:
         """The controls' values."""
-        return {"x_requires_grad": self.x_requires_grad.value, "y_requires_grad": self.y_requires_grad.value,
-                "op": self.op.value, "no_grad": self.no_grad.value}
+        return {
+            "x_requires_grad": self.x_requires_grad.value,
+            "y_requires_grad": self.y_requires_grad.value,
+            "op": self.op.value,
+            "no_grad": self.no_grad.value,
+        }
 
     def set_state(self, x_requires_grad=None, y_requires_grad=None, op=None, no_grad=None) -> None:
         """Set several controls at once and redraw once."""
         self._batch = True
         try:
-            for ctl, v in ((self.x_requires_grad, x_requires_grad), (self.y_requires_grad, y_requires_grad),
-                           (self.op, op), (self.no_grad, no_grad)):
+            for ctl, v in (
+                (self.x_requires_grad, x_requires_grad),
+                (self.y_requires_grad, y_requires_grad),
+                (self.op, op),
+                (self.no_grad, no_grad),
+            ):
                 if v is not None:
                     ctl.value = v
         finally:
@@ -290,15 +353,21 @@ class GradModeExplorer(Explorer):
         from leafkit.viz import draw
 
         forward_drawing = []
-        res = run_grad_mode(st["x_requires_grad"], st["y_requires_grad"], st["op"], st["no_grad"],
-                            before_backward=lambda ns: forward_drawing.append(
-                                draw({k: ns[k] for k in ("x", "y", "z")}, previous=self._previous,
-                                     lang=self.lang)))
+        res = run_grad_mode(
+            st["x_requires_grad"],
+            st["y_requires_grad"],
+            st["op"],
+            st["no_grad"],
+            before_backward=lambda ns: forward_drawing.append(
+                draw({k: ns[k] for k in ("x", "y", "z")}, previous=self._previous, lang=self.lang)
+            ),
+        )
         self.result = res
         self.code = res.code
         n = len(res.code.split("\n"))
-        marks = ({n - 1: ("error", self._t("mark_raises"))} if res.backward_error
-                 else {n - 1: ("ok", self._t("mark_runs"))})
+        marks = (
+            {n - 1: ("error", self._t("mark_raises"))} if res.backward_error else {n - 1: ("ok", self._t("mark_runs"))}
+        )
         self.code_view.value = code_html(res.code, self._t("code"), marks=marks)
         if res.error:
             self.rows = []
@@ -314,15 +383,25 @@ class GradModeExplorer(Explorer):
             grad = res.grads.get(k) if k != "z" else None
             row = {"variable": k, **f, "grad": grad}
             self.rows.append(row)
-            grad_cell = ("\u2014" if k == "z" else
-                         (mono(grad) if grad is not None else '<span style="color:#57606a">None</span>'))
-            cells.append([f"<b>{k}</b>", bool_html(f["is_leaf"], strong_false=True), bool_html(f["requires_grad"]),
-                          mono(f["grad_fn"]) if f["grad_fn"] else '<span style="color:#57606a">None</span>',
-                          grad_cell])
+            grad_cell = (
+                "\u2014"
+                if k == "z"
+                else (mono(grad) if grad is not None else '<span style="color:#57606a">None</span>')
+            )
+            cells.append(
+                [
+                    f"<b>{k}</b>",
+                    bool_html(f["is_leaf"], strong_false=True),
+                    bool_html(f["requires_grad"]),
+                    mono(f["grad_fn"]) if f["grad_fn"] else '<span style="color:#57606a">None</span>',
+                    grad_cell,
+                ]
+            )
         inside = self._t("inside_no_grad") if res.no_grad else self._t("where_z")
         self.table_view.value = table_html(self._t("columns"), cells, title=self._t("table"), highlight={2}) + (
             f'<div style="font-size:12.5px;color:#57606a;margin:-2px 0 4px 2px">'
-            f'{esc(self._t("enabled", where=inside))}{bool_html(res.grad_enabled_inside, strong_false=True)}</div>')
+            f"{esc(self._t('enabled', where=inside))}{bool_html(res.grad_enabled_inside, strong_false=True)}</div>"
+        )
         if res.backward_error:
             self._set_message("error", self._t("backward_raises"), res.backward_error)
         else:

@@ -7,6 +7,7 @@ explorer shows the one-line program, runs it step by step in leafkit, and
 shows a table of every intermediate, the variables-view drawing (what changed
 since the last toggle highlighted) and one sentence explaining the result.
 """
+
 from __future__ import annotations
 
 import keyword
@@ -19,8 +20,17 @@ from leafkit._lang import resolve_language
 from ._program import error_text, facts, run_program
 from ._view import Control, Explorer, bool_html, code_html, esc, mono, table_html
 
-__all__ = ["LeafExplorer", "STEPS", "NO_STEP", "WHEN", "chain_code", "step_program", "run_chain",
-           "explain_chain", "ChainResult"]
+__all__ = [
+    "LeafExplorer",
+    "STEPS",
+    "NO_STEP",
+    "WHEN",
+    "chain_code",
+    "step_program",
+    "run_chain",
+    "explain_chain",
+    "ChainResult",
+]
 
 NO_STEP = "(none)"
 #: The chain steps, as they are written after a tensor expression.
@@ -34,78 +44,120 @@ _BINOPS = {"+ 2": "+", "* 3": "*"}
 TEXT = {
     "en": {
         "title": "Leaf explorer",
-        "subtitle": ("Create a tensor, send it through clone / detach / cuda / to / an op, and see when it "
-                     "stays a leaf."),
+        "subtitle": (
+            "Create a tensor, send it through clone / detach / cuda / to / an op, and see when it stays a leaf."
+        ),
         "summary": "`requires_grad` at creation or after, a chain of up to three steps, `is_leaf` at every step",
-        "when": "set requires_grad", "before": "before the chain", "after": "after the chain",
-        "tip_before": "torch.tensor([1.0], requires_grad=...)", "tip_after": "t.requires_grad = ... on the result",
-        "step": "step {i}", "none": "(none)",
+        "when": "set requires_grad",
+        "before": "before the chain",
+        "after": "after the chain",
+        "tip_before": "torch.tensor([1.0], requires_grad=...)",
+        "tip_after": "t.requires_grad = ... on the result",
+        "step": "step {i}",
+        "none": "(none)",
         "code": "The code",
         "columns": ("var", "step by step (what runs)", "is_leaf", "requires_grad", "grad_fn", "device"),
-        "table": "Every intermediate", "same_as": "same tensor as {name}",
+        "table": "Every intermediate",
+        "same_as": "same tensor as {name}",
         "raises": "This code raises an error",
         "disagree": "The one-line and step-by-step programs disagree",
         "disagree_text": "one line: {one}\nstep by step: {steps}",
         "caption": "Variables view \u00b7 orange / red: changed by your last change",
         # explain_chain
-        "same_note": ("{step} on a tensor that is already on that device returns the very same tensor "
-                      "({var} is {same}): no copy, nothing recorded."),
+        "same_note": (
+            "{step} on a tensor that is already on that device returns the very same tensor "
+            "({var} is {same}): no copy, nothing recorded."
+        ),
         "error": "The code raised an error, so there is no result to explain.",
-        "leaf_it_came_from": "the leaf it came from", "the_leaf": "the leaf {name}",
-        "non_leaf": ("{name} is not a leaf: {step} ran on a tensor that requires grad, so autograd recorded it "
-                     "(grad_fn={fn}) and backward() will pass {name}'s gradient on to {leaf} "
-                     "instead of storing it in {name}.grad."),
-        "leaf_rg_after": ("{name} is a leaf that requires grad: nothing before the last line required grad, so "
-                          "{name} was made without a graph (a leaf), and setting {name}.requires_grad = True on a "
-                          "leaf makes backward() store its gradient in {name}.grad."),
-        "leaf_rg": ("{name} is the tensor created with requires_grad=True itself, so it is a leaf that requires "
-                    "grad: backward() will store its gradient in {name}.grad."),
-        "detach_later": ", and the steps after it had nothing to record", "detach_step": "The {step} step",
+        "leaf_it_came_from": "the leaf it came from",
+        "the_leaf": "the leaf {name}",
+        "non_leaf": (
+            "{name} is not a leaf: {step} ran on a tensor that requires grad, so autograd recorded it "
+            "(grad_fn={fn}) and backward() will pass {name}'s gradient on to {leaf} "
+            "instead of storing it in {name}.grad."
+        ),
+        "leaf_rg_after": (
+            "{name} is a leaf that requires grad: nothing before the last line required grad, so "
+            "{name} was made without a graph (a leaf), and setting {name}.requires_grad = True on a "
+            "leaf makes backward() store its gradient in {name}.grad."
+        ),
+        "leaf_rg": (
+            "{name} is the tensor created with requires_grad=True itself, so it is a leaf that requires "
+            "grad: backward() will store its gradient in {name}.grad."
+        ),
+        "detach_later": ", and the steps after it had nothing to record",
+        "detach_step": "The {step} step",
         "detach_code": "{code}",
-        "detach": ("{who} made a new tensor that shares storage with its input but does not require "
-                   "grad: a fresh leaf with requires_grad=False{tail}, so {name} is a leaf that gets no "
-                   "gradient."),
-        "nothing_after": ("Nothing here requires grad (setting {name}.requires_grad = False changes nothing), so no "
-                          "step is recorded: {name} is a leaf with requires_grad=False, like every tensor that does "
-                          "not require grad."),
-        "nothing": ("Nothing here requires grad (requires_grad=False at creation), so autograd records no step: "
-                    "{name} is a leaf with requires_grad=False, like every tensor that does not require grad, "
-                    "whatever clone/cuda/ops it went through."),
+        "detach": (
+            "{who} made a new tensor that shares storage with its input but does not require "
+            "grad: a fresh leaf with requires_grad=False{tail}, so {name} is a leaf that gets no "
+            "gradient."
+        ),
+        "nothing_after": (
+            "Nothing here requires grad (setting {name}.requires_grad = False changes nothing), so no "
+            "step is recorded: {name} is a leaf with requires_grad=False, like every tensor that does "
+            "not require grad."
+        ),
+        "nothing": (
+            "Nothing here requires grad (requires_grad=False at creation), so autograd records no step: "
+            "{name} is a leaf with requires_grad=False, like every tensor that does not require grad, "
+            "whatever clone/cuda/ops it went through."
+        ),
     },
     "zh": {
         "title": "叶子张量探索器",
         "subtitle": "创建一个张量，让它经过 clone / detach / cuda / to / 一次运算，看它什么时候仍是叶子张量。",
         "summary": "在创建时或之后设置 `requires_grad`，再接最多三步的链，逐步看 `is_leaf`",
-        "when": "requires_grad 设在", "before": "链之前", "after": "链之后",
-        "tip_before": "torch.tensor([1.0], requires_grad=...)", "tip_after": "对结果写 t.requires_grad = ...",
-        "step": "第 {i} 步", "none": "（无）",
+        "when": "requires_grad 设在",
+        "before": "链之前",
+        "after": "链之后",
+        "tip_before": "torch.tensor([1.0], requires_grad=...)",
+        "tip_after": "对结果写 t.requires_grad = ...",
+        "step": "第 {i} 步",
+        "none": "（无）",
         "code": "代码",
         "columns": ("变量", "逐步运行（实际执行的代码）", "is_leaf", "requires_grad", "grad_fn", "device"),
-        "table": "每一个中间结果", "same_as": "与 {name} 是同一个张量",
+        "table": "每一个中间结果",
+        "same_as": "与 {name} 是同一个张量",
         "raises": "这段代码抛出了错误",
         "disagree": "一行写法和逐步写法的结果不一致",
         "disagree_text": "一行写法：{one}\n逐步写法：{steps}",
         "caption": "变量视图 · 橙色 / 红色：你上一次改动带来的变化",
-        "same_note": ("对已经在那个设备上的张量调用 `{step}`，返回的就是同一个张量（`{var} is {same}`）："
-                      "不拷贝，也不记录。"),
+        "same_note": (
+            "对已经在那个设备上的张量调用 `{step}`，返回的就是同一个张量（`{var} is {same}`）：不拷贝，也不记录。"
+        ),
         "error": "代码抛出了错误，没有结果可以解释。",
-        "leaf_it_came_from": "它所来自的叶子张量", "the_leaf": "叶子张量 `{name}`",
-        "non_leaf": ("`{name}` 不是叶子张量：`{step}` 作用在一个需要梯度的张量上，自动求导记录了这一步"
-                     "（`grad_fn={fn}`）。反向传播时，`{name}` 的梯度会继续传给{leaf}，而不会存进 `{name}.grad`。"),
-        "leaf_rg_after": ("`{name}` 是需要梯度的叶子张量：最后一行之前没有任何张量需要梯度，所以 `{name}` 产生时"
-                          "背后没有计算图（它是叶子张量）；对叶子张量设置 `{name}.requires_grad = True`，"
-                          "backward() 就会把它的梯度存进 `{name}.grad`。"),
-        "leaf_rg": ("`{name}` 就是用 `requires_grad=True` 创建的那个张量本身，所以它是需要梯度的叶子张量："
-                    "backward() 会把它的梯度存进 `{name}.grad`。"),
-        "detach_later": "，之后的步骤也没有什么可记录的", "detach_step": "`{step}` 这一步",
+        "leaf_it_came_from": "它所来自的叶子张量",
+        "the_leaf": "叶子张量 `{name}`",
+        "non_leaf": (
+            "`{name}` 不是叶子张量：`{step}` 作用在一个需要梯度的张量上，自动求导记录了这一步"
+            "（`grad_fn={fn}`）。反向传播时，`{name}` 的梯度会继续传给{leaf}，而不会存进 `{name}.grad`。"
+        ),
+        "leaf_rg_after": (
+            "`{name}` 是需要梯度的叶子张量：最后一行之前没有任何张量需要梯度，所以 `{name}` 产生时"
+            "背后没有计算图（它是叶子张量）；对叶子张量设置 `{name}.requires_grad = True`，"
+            "backward() 就会把它的梯度存进 `{name}.grad`。"
+        ),
+        "leaf_rg": (
+            "`{name}` 就是用 `requires_grad=True` 创建的那个张量本身，所以它是需要梯度的叶子张量："
+            "backward() 会把它的梯度存进 `{name}.grad`。"
+        ),
+        "detach_later": "，之后的步骤也没有什么可记录的",
+        "detach_step": "`{step}` 这一步",
         "detach_code": "`{code}` ",
-        "detach": ("{who}产生了一个新张量：它和输入共享存储，但不需要梯度，是一个 `requires_grad=False` 的新叶子张量"
-                   "{tail}。所以 `{name}` 是叶子张量，得不到梯度。"),
-        "nothing_after": ("这里没有任何张量需要梯度（设置 `{name}.requires_grad = False` 什么也没改变），所以一步也"
-                          "没有记录：`{name}` 是 `requires_grad=False` 的叶子张量，不需要梯度的张量都是这样。"),
-        "nothing": ("这里没有任何张量需要梯度（创建时 `requires_grad=False`），所以自动求导一步也不记录：`{name}` "
-                    "是 `requires_grad=False` 的叶子张量。不需要梯度的张量都是叶子张量，不管经过了怎样的 "
-                    "clone / cuda / 运算。"),
+        "detach": (
+            "{who}产生了一个新张量：它和输入共享存储，但不需要梯度，是一个 `requires_grad=False` 的新叶子张量"
+            "{tail}。所以 `{name}` 是叶子张量，得不到梯度。"
+        ),
+        "nothing_after": (
+            "这里没有任何张量需要梯度（设置 `{name}.requires_grad = False` 什么也没改变），所以一步也"
+            "没有记录：`{name}` 是 `requires_grad=False` 的叶子张量，不需要梯度的张量都是这样。"
+        ),
+        "nothing": (
+            "这里没有任何张量需要梯度（创建时 `requires_grad=False`），所以自动求导一步也不记录：`{name}` "
+            "是 `requires_grad=False` 的叶子张量。不需要梯度的张量都是叶子张量，不管经过了怎样的 "
+            "clone / cuda / 运算。"
+        ),
     },
 }
 
@@ -117,8 +169,9 @@ def _step_list(steps) -> list:
     try:
         return list(steps)
     except TypeError:
-        raise TypeError(f"steps must be a step such as 'clone()' or a sequence of steps, "
-                        f"got {type(steps).__name__}") from None
+        raise TypeError(
+            f"steps must be a step such as 'clone()' or a sequence of steps, got {type(steps).__name__}"
+        ) from None
 
 
 def _check_name(name) -> str:
@@ -320,8 +373,10 @@ def explain_chain(res: ChainResult, one_line: bool = False, lang=None) -> tuple:
     last = res.rows[-1]
     first = res.rows[0]
     if not last["is_leaf"]:
-        maker = next((r for r in res.rows[1:] if r["grad_fn"] == last["grad_fn"] and r["same_as"] is None
-                      and not r["is_leaf"]), last)
+        maker = next(
+            (r for r in res.rows[1:] if r["grad_fn"] == last["grad_fn"] and r["same_as"] is None and not r["is_leaf"]),
+            last,
+        )
         step = _step_words(maker["code"], one_line)
         leaf = words["leaf_it_came_from"] if one_line else words["the_leaf"].format(name=first["variable"])
         return words["non_leaf"].format(name=name, step=step, fn=last["grad_fn"], leaf=leaf), notes
@@ -333,8 +388,11 @@ def explain_chain(res: ChainResult, one_line: bool = False, lang=None) -> tuple:
     if res.requires_grad and res.when == "before" and detach is not None:
         later = res.rows.index(detach) < len(res.rows) - 1
         tail = words["detach_later"] if later else ""
-        who = (words["detach_step"].format(step=_step_words(detach["code"], True)) if one_line
-               else words["detach_code"].format(code=detach["code"]))
+        who = (
+            words["detach_step"].format(step=_step_words(detach["code"], True))
+            if one_line
+            else words["detach_code"].format(code=detach["code"])
+        )
         return words["detach"].format(who=who, tail=tail, name=name), notes
     if res.when == "after" and not res.requires_grad:
         return words["nothing_after"].format(name=name), notes
@@ -351,10 +409,13 @@ def _step_words(code: str, one_line: bool) -> str:
 
 
 def _row_cells(r, lang="en"):
-    same = (f'<div style="font-size:11.5px;color:#6a1b9a">'
-            f'{esc(TEXT[lang]["same_as"].format(name=r["same_as"]))}</div>' if r["same_as"] else "")
+    same = (
+        f'<div style="font-size:11.5px;color:#6a1b9a">{esc(TEXT[lang]["same_as"].format(name=r["same_as"]))}</div>'
+        if r["same_as"]
+        else ""
+    )
     return [
-        f'<b>{esc(r["variable"])}</b>',
+        f"<b>{esc(r['variable'])}</b>",
         mono(r["code"]) + same,
         bool_html(r["is_leaf"], strong_false=True),
         bool_html(r["requires_grad"]),
@@ -414,13 +475,19 @@ class LeafExplorer(Explorer):
     """
 
     TEXT = TEXT
-    TOUR = (("step3", "+ 2"), ("requires_grad", False), ("when", "after"), ("requires_grad", True),
-            ("when", "before"), ("step2", "clone()"), ("step1", "+ 2"))
+    TOUR = (
+        ("step3", "+ 2"),
+        ("requires_grad", False),
+        ("when", "after"),
+        ("requires_grad", True),
+        ("when", "before"),
+        ("step2", "clone()"),
+        ("step1", "+ 2"),
+    )
     css_class = "lk-leaf-explorer"
     show_device = True
 
-    def __init__(self, requires_grad=True, steps=("cuda()", "detach()"), when="before", name="t", zoom=1.0,
-                 lang=None):
+    def __init__(self, requires_grad=True, steps=("cuda()", "detach()"), when="before", name="t", zoom=1.0, lang=None):
         _, init_steps, when = _check(requires_grad, steps, when, name)
         super().__init__(zoom=zoom, lang=lang)
         if len(init_steps) > 3:
@@ -429,18 +496,31 @@ class LeafExplorer(Explorer):
         self.result = None
         self._previous = None
         t = self._t
-        self.requires_grad = W.Checkbox(value=bool(requires_grad), description="requires_grad=True", indent=False,
-                                        layout=W.Layout(width="auto", margin="0 18px 0 0"))
-        self.when = W.ToggleButtons(options=[(t("before"), "before"), (t("after"), "after")],
-                                    value=when, description=t("when"),
-                                    style={"description_width": "initial", "button_width": "140px"},
-                                    tooltips=[t("tip_before"), t("tip_after")],
-                                    layout=W.Layout(display="flex", align_items="center"))
+        self.requires_grad = W.Checkbox(
+            value=bool(requires_grad),
+            description="requires_grad=True",
+            indent=False,
+            layout=W.Layout(width="auto", margin="0 18px 0 0"),
+        )
+        self.when = W.ToggleButtons(
+            options=[(t("before"), "before"), (t("after"), "after")],
+            value=when,
+            description=t("when"),
+            style={"description_width": "initial", "button_width": "140px"},
+            tooltips=[t("tip_before"), t("tip_after")],
+            layout=W.Layout(display="flex", align_items="center"),
+        )
         init = list(init_steps) + [NO_STEP] * (3 - len(init_steps))
-        self.steps = [W.Dropdown(options=[(t("none"), NO_STEP), *((s, s) for s in STEPS)], value=v,
-                                 description=t("step", i=i + 1), style={"description_width": "initial"},
-                                 layout=W.Layout(width="150px", margin="0 10px 0 0"))
-                      for i, v in enumerate(init)]
+        self.steps = [
+            W.Dropdown(
+                options=[(t("none"), NO_STEP), *((s, s) for s in STEPS)],
+                value=v,
+                description=t("step", i=i + 1),
+                style={"description_width": "initial"},
+                layout=W.Layout(width="150px", margin="0 10px 0 0"),
+            )
+            for i, v in enumerate(init)
+        ]
         for c in (self.requires_grad, self.when, *self.steps):
             c.observe(self._guard(self._on_change), names="value")
         row1 = W.HBox([self.requires_grad, self.when], layout=W.Layout(align_items="center", flex_flow="row wrap"))
@@ -449,16 +529,21 @@ class LeafExplorer(Explorer):
         self.refresh()
 
     def _controls(self) -> list:
-        return [Control("requires_grad", self.requires_grad, "checkbox"), Control("when", self.when, "toggle"),
-                *(Control(f"step{i + 1}", d, "dropdown") for i, d in enumerate(self.steps))]
+        return [
+            Control("requires_grad", self.requires_grad, "checkbox"),
+            Control("when", self.when, "toggle"),
+            *(Control(f"step{i + 1}", d, "dropdown") for i, d in enumerate(self.steps)),
+        ]
 
     # -- state ------------------------------------------------------------
     @property
     def state(self) -> dict:
         """The controls' values: ``{"requires_grad", "steps", "when"}``."""
-        return {"requires_grad": self.requires_grad.value,
-                "steps": [d.value for d in self.steps if d.value != NO_STEP],
-                "when": self.when.value}
+        return {
+            "requires_grad": self.requires_grad.value,
+            "steps": [d.value for d in self.steps if d.value != NO_STEP],
+            "when": self.when.value,
+        }
 
     def set_state(self, requires_grad=None, steps=None, when=None) -> None:
         """Set several controls at once and redraw once (the lessons and tests use this).
@@ -495,22 +580,26 @@ class LeafExplorer(Explorer):
         self.code = res.code
         self.rows = res.rows
         prev_rows = {r["variable"]: r for r in (self._prev_rows or [])}
-        changed = {i for i, r in enumerate(res.rows)
-                   if prev_rows.get(r["variable"]) is None
-                   or any(prev_rows[r["variable"]][k] != r[k] for k in ("is_leaf", "requires_grad", "grad_fn",
-                                                                       "device", "code"))}
+        changed = {
+            i
+            for i, r in enumerate(res.rows)
+            if prev_rows.get(r["variable"]) is None
+            or any(
+                prev_rows[r["variable"]][k] != r[k] for k in ("is_leaf", "requires_grad", "grad_fn", "device", "code")
+            )
+        }
         if self._prev_rows is None:
             changed = set()
         self._prev_rows = res.rows
         self.code_view.value = code_html(res.code, self._t("code"))
         table_rows = [_row_cells(r, self.lang) for r in res.rows]
-        self.table_view.value = table_html(self._t("columns"), table_rows, title=self._t("table"),
-                                           highlight=changed)
+        self.table_view.value = table_html(self._t("columns"), table_rows, title=self._t("table"), highlight=changed)
         if res.error is not None:
             self._set_message("error", self._t("raises"), res.error)
         elif res.final is not None and res.final != {k: res.rows[-1][k] for k in res.final}:
-            self._set_message("warning", self._t("disagree"),
-                              self._t("disagree_text", one=res.final, steps=res.rows[-1]))
+            self._set_message(
+                "warning", self._t("disagree"), self._t("disagree_text", one=res.final, steps=res.rows[-1])
+            )
         else:
             self._set_message(None)
         sentence, notes = explain_chain(res, lang=self.lang)

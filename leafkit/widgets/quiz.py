@@ -5,6 +5,7 @@ the answers are what leafkit really returns (and what PyTorch returns: the
 tests compare).  Only rows the learner answered (both predictions chosen) are
 checked and revealed; each miss gets the reason and the drawing of that tensor.
 """
+
 from __future__ import annotations
 
 import ipywidgets as W
@@ -38,35 +39,46 @@ TEXT = {
         "title": "Leaf quiz",
         "subtitle": "For each tensor, predict is_leaf and requires_grad, then press Check.",
         "summary": "predict `is_leaf` and `requires_grad` for the article's `a`..`k`, then check",
-        "header": "the code, and your predictions", "check": "Check",
-        "changed_title": "You changed an answer", "changed_text": "Press Check to score your answers again.",
+        "header": "the code, and your predictions",
+        "check": "Check",
+        "changed_title": "You changed an answer",
+        "changed_text": "Press Check to score your answers again.",
         "nothing_title": "Nothing to check yet",
-        "nothing_text": ("Choose True or False for both predictions of a tensor, then press Check. Rows that "
-                         "still show ? are not checked, so their answers stay hidden."),
+        "nothing_text": (
+            "Choose True or False for both predictions of a tensor, then press Check. Rows that "
+            "still show ? are not checked, so their answers stay hidden."
+        ),
         "score": "Score: {correct} / {total}",
         "all_right": "All right: you can read leaf-ness off the code.",
         "all_right_so_far": "All right so far: {checked} of {questions} tensors checked.",
         "misses": "{m} answer{s} to look at, on {k} tensor{ks} below. Each shows why, and its drawing.",
         "unchecked": " Not checked (a ? is left, so nothing about them is shown): {names}.",
         "raised": "Some lines raised",
-        "said": "{field}: you said {predicted}, it is <b>{actual}</b>", "said_sep": "; ", "names_sep": ", ",
+        "said": "{field}: you said {predicted}, it is <b>{actual}</b>",
+        "said_sep": "; ",
+        "names_sep": ", ",
     },
     "zh": {
         "title": "叶子张量小测验",
         "subtitle": "先预测每个张量的 is_leaf 和 requires_grad，再按“检查”。",
         "summary": "预测原文里 `a`..`k` 的 `is_leaf` 和 `requires_grad`，再检查",
-        "header": "代码和你的预测", "check": "检查",
-        "changed_title": "你改了答案", "changed_text": "再按一次“检查”，给新的答案打分。",
+        "header": "代码和你的预测",
+        "check": "检查",
+        "changed_title": "你改了答案",
+        "changed_text": "再按一次“检查”，给新的答案打分。",
         "nothing_title": "还没有可以检查的答案",
-        "nothing_text": ("给某个张量的两个预测都选上 True 或 False，再按“检查”。还显示 ? 的行不会被检查，"
-                         "它们的答案也不会显示。"),
+        "nothing_text": (
+            "给某个张量的两个预测都选上 True 或 False，再按“检查”。还显示 ? 的行不会被检查，它们的答案也不会显示。"
+        ),
         "score": "得分：{correct} / {total}",
         "all_right": "全对：你已经能从代码看出一个张量是不是叶子张量了。",
         "all_right_so_far": "目前全对：已检查 {checked} / {questions} 个张量。",
         "misses": "有 {m} 个答案需要再看看，涉及下面 {k} 个张量，每个都附有原因和图。",
         "unchecked": "还有 ? 的行没有检查，它们的答案不会显示：{names}。",
         "raised": "有几行代码抛出了错误",
-        "said": "{field}：你选了 {predicted}，实际是 <b>{actual}</b>", "said_sep": "；", "names_sep": "、",
+        "said": "{field}：你选了 {predicted}，实际是 <b>{actual}</b>",
+        "said_sep": "；",
+        "names_sep": "、",
     },
 }
 
@@ -133,16 +145,27 @@ class LeafQuiz(Explorer):
 
     TEXT = TEXT
     #: Some right answers, two wrong ones (f, k) and two rows left as ? (i, j), then Check.
-    TOUR = (("answer:a:is_leaf", "True"), ("answer:a:requires_grad", "False"),
-            ("answer:b:is_leaf", "True"), ("answer:b:requires_grad", "True"),
-            ("answer:c:is_leaf", "True"), ("answer:c:requires_grad", "False"),
-            ("answer:d:is_leaf", "True"), ("answer:d:requires_grad", "False"),
-            ("answer:e:is_leaf", "True"), ("answer:e:requires_grad", "False"),
-            ("answer:f:is_leaf", "True"), ("answer:f:requires_grad", "True"),
-            ("answer:g:is_leaf", "True"), ("answer:g:requires_grad", "False"),
-            ("answer:h:is_leaf", "False"), ("answer:h:requires_grad", "True"),
-            ("answer:k:is_leaf", "False"), ("answer:k:requires_grad", "True"),
-            ("check", None))
+    TOUR = (
+        ("answer:a:is_leaf", "True"),
+        ("answer:a:requires_grad", "False"),
+        ("answer:b:is_leaf", "True"),
+        ("answer:b:requires_grad", "True"),
+        ("answer:c:is_leaf", "True"),
+        ("answer:c:requires_grad", "False"),
+        ("answer:d:is_leaf", "True"),
+        ("answer:d:requires_grad", "False"),
+        ("answer:e:is_leaf", "True"),
+        ("answer:e:requires_grad", "False"),
+        ("answer:f:is_leaf", "True"),
+        ("answer:f:requires_grad", "True"),
+        ("answer:g:is_leaf", "True"),
+        ("answer:g:requires_grad", "False"),
+        ("answer:h:is_leaf", "False"),
+        ("answer:h:requires_grad", "True"),
+        ("answer:k:is_leaf", "False"),
+        ("answer:k:requires_grad", "True"),
+        ("check", None),
+    )
     css_class = "lk-leaf-quiz"
     show_device = True
 
@@ -169,22 +192,35 @@ class LeafQuiz(Explorer):
         self._zoom = zoom
         header = W.HTML(
             f'<div style="font-family:{FONT};font-size:12px;color:{MUTED};font-weight:600;'
-            f'text-transform:uppercase;letter-spacing:.04em">{esc(self._t("header"))}</div>')
+            f'text-transform:uppercase;letter-spacing:.04em">{esc(self._t("header"))}</div>'
+        )
         mono_css = "font-family:var(--jp-code-font-family, monospace);font-size:12.5px"
         cells = [W.HTML(""), W.HTML("")] + [
-            W.HTML(f'<div style="{mono_css};color:{MUTED};font-weight:600">{f}</div>')
-            for f in FIELDS]
+            W.HTML(f'<div style="{mono_css};color:{MUTED};font-weight:600">{f}</div>') for f in FIELDS
+        ]
         self.marks = {}
         for n, _, _ in self.questions:
-            code = W.HTML(f'<code style="{mono_css};white-space:nowrap">{esc(self.codes[n])}</code>',
-                          layout=W.Layout(width="auto"))
+            code = W.HTML(
+                f'<code style="{mono_css};white-space:nowrap">{esc(self.codes[n])}</code>',
+                layout=W.Layout(width="auto"),
+            )
             code.add_class("lk-quiz-code")
             # the column headers say is_leaf / requires_grad; the descriptions stay for screen readers
             # and tests, with no width of their own
-            leaf = W.Dropdown(options=_CHOICES, value=UNANSWERED, description=f"{n}.is_leaf",
-                              style={"description_width": "0px"}, layout=W.Layout(width="76px"))
-            rg = W.Dropdown(options=_CHOICES, value=UNANSWERED, description=f"{n}.requires_grad",
-                            style={"description_width": "0px"}, layout=W.Layout(width="76px"))
+            leaf = W.Dropdown(
+                options=_CHOICES,
+                value=UNANSWERED,
+                description=f"{n}.is_leaf",
+                style={"description_width": "0px"},
+                layout=W.Layout(width="76px"),
+            )
+            rg = W.Dropdown(
+                options=_CHOICES,
+                value=UNANSWERED,
+                description=f"{n}.requires_grad",
+                style={"description_width": "0px"},
+                layout=W.Layout(width="76px"),
+            )
             for d in (leaf, rg):
                 d.add_class("lk-quiz-answer")
             mark = W.HTML("", layout=W.Layout(width="22px"))
@@ -197,24 +233,43 @@ class LeafQuiz(Explorer):
         # one grid for all rows, the mark first: every row's dropdowns line up whatever the length of
         # its line (a row of its own per question did not: long lines such as i..k pushed their
         # dropdowns right and their marks out of a 1280 px wide JupyterLab)
-        self.grid = W.GridBox(cells, layout=W.Layout(
-            grid_template_columns="22px max-content 76px 112px", grid_gap="2px 10px", align_items="center",
-            justify_items="flex-start", max_width="100%", overflow="auto", padding="2px 0"))
+        self.grid = W.GridBox(
+            cells,
+            layout=W.Layout(
+                grid_template_columns="22px max-content 76px 112px",
+                grid_gap="2px 10px",
+                align_items="center",
+                justify_items="flex-start",
+                max_width="100%",
+                overflow="auto",
+                padding="2px 0",
+            ),
+        )
         self.grid.add_class("lk-quiz-grid")
-        self.check_button = W.Button(description=self._t("check"), button_style="primary", icon="check",
-                                     layout=W.Layout(width="auto", margin="6px 10px 0 0"))
-        self.reset_button = W.Button(description=self._t("reset"), icon="refresh",
-                                     layout=W.Layout(width="auto", margin="6px 0 0 0"))
+        self.check_button = W.Button(
+            description=self._t("check"),
+            button_style="primary",
+            icon="check",
+            layout=W.Layout(width="auto", margin="6px 10px 0 0"),
+        )
+        self.reset_button = W.Button(
+            description=self._t("reset"), icon="refresh", layout=W.Layout(width="auto", margin="6px 0 0 0")
+        )
         self.check_button.on_click(self._guard(lambda b: self.check()))
         self.reset_button.on_click(self._guard(lambda b: self.reset()))
         self.feedback_view = W.HTML()
         self.feedback_view.add_class("lk-quiz-feedback")
         self.drawing_view.layout.display = "none"
-        self.widget.children = [self.header_view, W.VBox([header, self.grid]),
-                                W.HBox([self.check_button, self.reset_button]), self.message_view,
-                                self.feedback_view]
-        self.widget.layout = W.Layout(width="100%", max_width="1280px", padding="10px 14px",
-                                      border="1px solid #d0d7de", margin="4px 0")
+        self.widget.children = [
+            self.header_view,
+            W.VBox([header, self.grid]),
+            W.HBox([self.check_button, self.reset_button]),
+            self.message_view,
+            self.feedback_view,
+        ]
+        self.widget.layout = W.Layout(
+            width="100%", max_width="1280px", padding="10px 14px", border="1px solid #d0d7de", margin="4px 0"
+        )
         self._classes()
         self.refresh()
 
@@ -294,36 +349,50 @@ class LeafQuiz(Explorer):
             self.marks[n].value = '<span style="color:#c62828;font-weight:700;font-size:15px">\u2716</span>'
             sentence, notes = explain_chain(res, one_line=True, lang=self.lang)
             for field, p, a in wrong:
-                self.misses.append({"name": n, "field": field, "predicted": p, "actual": a == "True",
-                                    "reason": sentence})
+                self.misses.append(
+                    {"name": n, "field": field, "predicted": p, "actual": a == "True", "reason": sentence}
+                )
             pane = DrawingPane(zoom=self._zoom, legend=False, min_height="0", lang=self.lang)
             pane.show(draw({n: res.tensors[n]}, lang=self.lang))
             self.miss_drawings[n] = pane
-            said = self._t("said_sep").join(self._t("said", field=f"{n}.{f}", predicted=esc(p), actual=esc(a))
-                                            for f, p, a in wrong)
+            said = self._t("said_sep").join(
+                self._t("said", field=f"{n}.{f}", predicted=esc(p), actual=esc(a)) for f, p, a in wrong
+            )
             fn = final["grad_fn"]
             cards.append(
                 f'<div class="lk-miss" style="display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start;'
                 f'border:1px solid #f1c8c8;border-radius:6px;padding:8px 10px;margin:8px 0;background:#fffafa">'
                 f'<div style="flex:1 1 420px;min-width:300px;font-family:{FONT};font-size:13.5px;line-height:1.5">'
-                f'<div>{mono(self.codes[n])}</div>'
+                f"<div>{mono(self.codes[n])}</div>"
                 f'<div style="margin:3px 0;color:#b71c1c">\u2716 {said}</div>'
                 f'<div style="font-size:12.5px;color:{MUTED}">grad_fn={esc(fn)}, device={esc(final["device"])}</div>'
                 f'<div style="margin-top:4px">{rich(sentence)}</div>'
                 + "".join(f'<div style="font-size:12.5px;color:{MUTED}">{rich(x)}</div>' for x in notes)
-                + f'</div><div style="flex:0 1 auto;max-width:100%">{pane.view.value}</div></div>')
+                + f'</div><div style="flex:0 1 auto;max-width:100%">{pane.view.value}</div></div>'
+            )
         self.score = (correct, total)
-        self.rows = [{"variable": n, "code": self.codes[n], **self.truth[n], "predicted": preds[n],
-                      "correct": not any(m["name"] == n for m in self.misses)}
-                     for n in self.checked if n in self.truth]
+        self.rows = [
+            {
+                "variable": n,
+                "code": self.codes[n],
+                **self.truth[n],
+                "predicted": preds[n],
+                "correct": not any(m["name"] == n for m in self.misses),
+            }
+            for n in self.checked
+            if n in self.truth
+        ]
         if not self.checked:
             self.explanation = self._t("nothing_text")
             self.feedback_view.value = message_html("info", self._t("nothing_title"), self.explanation)
             return
         wrong_rows = len(cards)
         if correct == total:
-            text = (self._t("all_right") if not unchecked else
-                    self._t("all_right_so_far", checked=len(self.checked), questions=len(names)))
+            text = (
+                self._t("all_right")
+                if not unchecked
+                else self._t("all_right_so_far", checked=len(self.checked), questions=len(names))
+            )
         else:
             m = len(self.misses)
             text = self._t("misses", m=m, s="s" if m != 1 else "", k=wrong_rows, ks="s" if wrong_rows != 1 else "")

@@ -5,6 +5,7 @@ Every test collected under tests/browser/ gets the ``browser`` marker.  When
 chromium or the playwright package is missing the tests are skipped, except
 with CI=true, where that is an error.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,8 @@ from lab_harness import (  # noqa: E402
     ARTIFACTS,
     CHROMIUM_ARGS,
     REPO,
-    Lab,
     JupyterServer,
+    Lab,
     browser_unavailable_reason,
     find_chromium,
 )

@@ -42,6 +42,7 @@ Reading them
 ``explanation_text(root)``, ``message_text(root)``, ``feedback_text(root)``;
 ``visible_text(html)`` is the text a browser shows for a widget's HTML value.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,13 @@ from leafkit.widgets._view import control_class
 #: Class name -> CSS class of its root widget, from the registry.
 EXPLORER_CLASSES = {e.name: e.css_class for e in EXPLORERS}
 #: The short names the first browser tests used.
-ALIASES = {"leaf": "LeafExplorer", "grad_mode": "GradModeExplorer", "backward": "BackwardExplorer",
-           "detach": "DetachExplorer", "quiz": "LeafQuiz"}
+ALIASES = {
+    "leaf": "LeafExplorer",
+    "grad_mode": "GradModeExplorer",
+    "backward": "BackwardExplorer",
+    "detach": "DetachExplorer",
+    "quiz": "LeafQuiz",
+}
 TRACEBACK_MARKERS = ("Traceback (most recent call last)", "The explorer hit a problem", "探索器出了问题")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 
@@ -94,7 +100,7 @@ def explorer(lab, kind: str, index: int = 0, timeout: float = 60):
 def lang_of(root) -> str:
     """``"en"`` or ``"zh"``, from the root's ``lk-lang-*`` class."""
     classes = (root.get_attribute("class") or "").split()
-    return next((c[len("lk-lang-"):] for c in classes if c.startswith("lk-lang-")), "en")
+    return next((c[len("lk-lang-") :] for c in classes if c.startswith("lk-lang-")), "en")
 
 
 # ------------------------------------------------------------------ reading --
@@ -168,8 +174,10 @@ def _page_text_without_svg(root, css: str) -> str:
     loc = root.locator(css)
     if not loc.count():
         return ""
-    return loc.first.evaluate("el => { const c = el.cloneNode(true); c.querySelectorAll('svg').forEach(s => "
-                              "s.remove()); return c.textContent; }")
+    return loc.first.evaluate(
+        "el => { const c = el.cloneNode(true); c.querySelectorAll('svg').forEach(s => "
+        "s.remove()); return c.textContent; }"
+    )
 
 
 def assert_no_traceback(lab, root=None) -> None:
@@ -194,8 +202,7 @@ def wait_until(fn, timeout: float = 20, what: str = "condition"):
 
 def wait_changed(read, before: str, timeout: float = 20, what: str = "view") -> str:
     """Wait until ``read()`` differs from ``before`` (and is not empty); return the new value."""
-    return wait_until(lambda: (lambda v: v if v and v != before else None)(read()), timeout,
-                      f"{what} to change")
+    return wait_until(lambda: (lambda v: v if v and v != before else None)(read()), timeout, f"{what} to change")
 
 
 # --------------------------------------------------------------- controls ----
@@ -204,8 +211,12 @@ def _exact(text: str):
 
 
 def checkbox(root, description: str):
-    return root.locator(".widget-checkbox").filter(has=root.page.get_by_text(_exact(description))).locator(
-        "input[type=checkbox]").first
+    return (
+        root.locator(".widget-checkbox")
+        .filter(has=root.page.get_by_text(_exact(description)))
+        .locator("input[type=checkbox]")
+        .first
+    )
 
 
 def set_checkbox(root, description: str, value: bool) -> None:
@@ -216,8 +227,12 @@ def set_checkbox(root, description: str, value: bool) -> None:
 
 
 def _dropdown(root, description: str):
-    return root.locator(".widget-dropdown").filter(
-        has=root.page.locator("label.widget-label", has_text=_exact(description))).locator("select").first
+    return (
+        root.locator(".widget-dropdown")
+        .filter(has=root.page.locator("label.widget-label", has_text=_exact(description)))
+        .locator("select")
+        .first
+    )
 
 
 def select(root, description: str, option_label: str) -> None:
@@ -227,15 +242,19 @@ def select(root, description: str, option_label: str) -> None:
 
 def hide_left_sidebar(lab) -> None:
     """Collapse JupyterLab's left sidebar (file browser) so notebooks get the full width."""
-    lab.page.evaluate("() => { const s = window.jupyterapp && window.jupyterapp.shell;"
-                      " if (s && !s.leftCollapsed) s.collapseLeft(); }")
+    lab.page.evaluate(
+        "() => { const s = window.jupyterapp && window.jupyterapp.shell; if (s && !s.leftCollapsed) s.collapseLeft(); }"
+    )
     lab.page.wait_for_timeout(300)
 
 
 def toggle(root, description: str, button_label: str) -> None:
     """Press ``button_label`` in the ToggleButtons labelled ``description``."""
-    tb = root.locator(".widget-toggle-buttons").filter(
-        has=root.page.locator("label.widget-label", has_text=_exact(description))).first
+    tb = (
+        root.locator(".widget-toggle-buttons")
+        .filter(has=root.page.locator("label.widget-label", has_text=_exact(description)))
+        .first
+    )
     tb.locator("button", has_text=_exact(button_label)).first.click()
 
 
@@ -278,8 +297,12 @@ def operate(root, control, value) -> bool:
 def _differences(root, twin) -> list:
     """What the page shows that the twin does not (empty when they agree)."""
     out = []
-    pairs = [(".lk-code-view", twin.code_view), (".lk-table-view", twin.table_view),
-             (".lk-message", twin.message_view), (".lk-explanation", twin.explanation_view)]
+    pairs = [
+        (".lk-code-view", twin.code_view),
+        (".lk-table-view", twin.table_view),
+        (".lk-message", twin.message_view),
+        (".lk-explanation", twin.explanation_view),
+    ]
     feedback = getattr(twin, "feedback_view", None)
     if feedback is not None:
         pairs.append((".lk-quiz-feedback", feedback))
@@ -294,7 +317,8 @@ def _differences(root, twin) -> list:
 
 def exercise(lab, kind: str, root, twin=None, timeout: float = 30) -> list:
     """Walk the explorer's ``TOUR`` in the page and on ``twin``; after each step the page must show
-    what the twin computed.  ``twin`` defaults to the explorer's ``example()`` in the page's language.  Returns the steps taken (``"key=value"``)."""
+    what the twin computed.  ``twin`` defaults to the explorer's ``example()`` in the page's language.
+    Returns the steps taken (``"key=value"``)."""
     e = entry(kind)
     twin = twin if twin is not None else e.cls.example(lang_of(root))
     wait_until(lambda: not _differences(root, twin), timeout, "the page to show the explorer's first state")

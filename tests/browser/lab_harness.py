@@ -80,6 +80,7 @@ Example::
         lab.wait_for_output("is_leaf: True")
         lab.screenshot("hooks-explorer")
 """
+
 from __future__ import annotations
 
 import json
@@ -96,8 +97,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("LEAFKIT_ARTIFACTS", REPO / "artifacts"))
@@ -160,7 +162,9 @@ def write_notebook(path: str | os.PathLike, cells: Iterable[Any]) -> Path:
     for cell in cells:
         if isinstance(cell, tuple):
             kind, src = cell
-            nb.cells.append(nbformat.v4.new_markdown_cell(src) if kind == "markdown" else nbformat.v4.new_code_cell(src))
+            nb.cells.append(
+                nbformat.v4.new_markdown_cell(src) if kind == "markdown" else nbformat.v4.new_code_cell(src)
+            )
         else:
             nb.cells.append(nbformat.v4.new_code_cell(cell))
     path = Path(path)
@@ -206,7 +210,7 @@ class JupyterServer:
         return json.loads(raw) if raw else None
 
     # lifecycle
-    def start(self) -> "JupyterServer":
+    def start(self) -> JupyterServer:
         settings = self._home / "user-settings"
         for rel, value in LAB_SETTINGS.items():
             f = settings / rel
@@ -221,7 +225,10 @@ class JupyterServer:
             PYTHONUNBUFFERED="1",
         )
         cmd = [
-            sys.executable, "-m", "jupyter", "lab",
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
             "--no-browser",
             f"--port={self.port}",
             "--ip=127.0.0.1",
@@ -237,8 +244,13 @@ class JupyterServer:
             cmd.append("--allow-root")
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            cmd, cwd=self.root_dir, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,  # own process group
+            cmd,
+            cwd=self.root_dir,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # own process group
         )
         deadline = time.monotonic() + self.startup_timeout
         while True:
@@ -431,8 +443,13 @@ class Lab:
         while time.monotonic() < deadline:
             state = self.page.evaluate(_JS_KERNEL_STATE)
             if not state.get("app"):
-                quiet = self._rest_kernels_idle() and self.page.locator(
-                    ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputPrompt", has_text="[*]").count() == 0
+                quiet = (
+                    self._rest_kernels_idle()
+                    and self.page.locator(
+                        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputPrompt", has_text="[*]"
+                    ).count()
+                    == 0
+                )
             else:
                 quiet = state.get("kernel") == "idle" and state.get("busyPrompts") == 0
             if quiet:
@@ -552,6 +569,8 @@ class Lab:
         raise TimeoutError(f"{text!r} did not appear in the outputs of {where} within {timeout}s; got:\n{got}")
 
     def error_outputs(self) -> list[str]:
-        sel = (".jp-NotebookPanel:not(.lm-mod-hidden) "
-               '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+        sel = (
+            ".jp-NotebookPanel:not(.lm-mod-hidden) "
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+        )
         return self.page.locator(sel).all_inner_texts()

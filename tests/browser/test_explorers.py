@@ -13,15 +13,16 @@ artifacts/screenshots/zh/<explorer>.png).  With LEAFKIT_UPDATE_DOCS=1 it is also
 copied to docs/screenshots/ (and docs/screenshots/zh/), tracked, for the README;
 a plain test run never changes tracked files.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 
-import pytest
-
 import explorer_driver as drv
+import pytest
 from lab_harness import REPO, SCREENSHOTS, write_notebook
+
 from leafkit.widgets import EXPLORERS
 
 DOCS_SHOTS = REPO / "docs" / "screenshots"
@@ -50,7 +51,9 @@ def _shoot(lab, root, name: str, lang: str = "en", width: int = 1400):
 def _open(lab, scratch_dir, entry, lang, width=1400):
     lab.page.set_viewport_size({"width": width, "height": 2000})
     cells = ([ZH_FIRST] if lang == "zh" else []) + [
-        f"import leafkit as torch\nfrom leafkit.widgets import {entry.name}", entry.cls.example_code()]
+        f"import leafkit as torch\nfrom leafkit.widgets import {entry.name}",
+        entry.cls.example_code(),
+    ]
     lab.open_notebook(write_notebook(scratch_dir / f"{entry.slug}_{lang}.ipynb", cells))
     drv.hide_left_sidebar(lab)
     lab.run_all()
@@ -85,8 +88,11 @@ def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
     quiz = next(e for e in EXPLORERS if e.name == "LeafQuiz")
     lab.page.set_viewport_size({"width": 1280, "height": 1600})
     arg = 'lang="zh"' if lang == "zh" else ""
-    lab.open_notebook(write_notebook(scratch_dir / f"quiz_1280_{lang}.ipynb",
-                                     [f"from leafkit.widgets import LeafQuiz\nLeafQuiz({arg})"]))
+    lab.open_notebook(
+        write_notebook(
+            scratch_dir / f"quiz_1280_{lang}.ipynb", [f"from leafkit.widgets import LeafQuiz\nLeafQuiz({arg})"]
+        )
+    )
     lab.run_all()
     root = drv.explorer(lab, "LeafQuiz")
     assert drv.lang_of(root) == lang
@@ -103,8 +109,11 @@ def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
     xs = {"is_leaf": set(), "requires_grad": set()}
     for n in "abcdefghijk":
         for field in xs:
-            box = root.locator(".widget-dropdown").filter(
-                has=lab.page.locator("label.widget-label", has_text=f"{n}.{field}")).first.bounding_box()
+            box = (
+                root.locator(".widget-dropdown")
+                .filter(has=lab.page.locator("label.widget-label", has_text=f"{n}.{field}"))
+                .first.bounding_box()
+            )
             xs[field].add(round(box["x"]))
     assert all(len(v) == 1 for v in xs.values()), f"dropdowns out of line: {xs}"
     marks = root.locator(".lk-quiz-mark span")
@@ -120,12 +129,16 @@ def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
 def test_exercise_all_drives_a_lesson_like_notebook(lab, scratch_dir):
     """What the lessons' browser test uses: every explorer of a notebook, built with arguments the
     driver does not know and in the package's language (here Chinese), is walked without a traceback."""
-    cells = ["import leafkit\nleafkit.set_language('zh')",
-             "from leafkit.widgets import *",
-             "LeafExplorer(False, ['clone()'])", "GradModeExplorer(op='+')",
-             "BackwardExplorer(retain_grad=['z'], retain_graph=True)", "DetachExplorer(actions=['y.add_(1)'])",
-             "LeafQuiz()",
-             "a = leafkit.tensor([1.0, 2.0], requires_grad=True)\nBackwardStepper((a * a + a).sum(), retain_graph=True)"]
+    cells = [
+        "import leafkit\nleafkit.set_language('zh')",
+        "from leafkit.widgets import *",
+        "LeafExplorer(False, ['clone()'])",
+        "GradModeExplorer(op='+')",
+        "BackwardExplorer(retain_grad=['z'], retain_graph=True)",
+        "DetachExplorer(actions=['y.add_(1)'])",
+        "LeafQuiz()",
+        "a = leafkit.tensor([1.0, 2.0], requires_grad=True)\nBackwardStepper((a * a + a).sum(), retain_graph=True)",
+    ]
     lab.page.set_viewport_size({"width": 1400, "height": 2000})
     lab.open_notebook(write_notebook(scratch_dir / "lesson_like.ipynb", cells))
     drv.hide_left_sidebar(lab)

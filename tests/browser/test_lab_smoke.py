@@ -1,5 +1,6 @@
 """Smoke test: JupyterLab loads in headless Chromium, a notebook runs, and an
 ipywidgets Checkbox round-trips through the kernel."""
+
 from lab_harness import write_notebook
 
 CELLS = [

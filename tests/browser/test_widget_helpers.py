@@ -1,5 +1,6 @@
 """Self-test of the lab_harness widget helpers on the common ipywidgets controls
 (the explorer tests rely on them)."""
+
 from lab_harness import write_notebook
 
 CELLS = [

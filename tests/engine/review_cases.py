@@ -5,6 +5,7 @@ tests/parity/test_review_parity.py runs them on PyTorch and leafkit and
 compares the reprs, and tests/engine/test_views_inplace.py checks the key
 ones against PyTorch's values without needing PyTorch.
 """
+
 from __future__ import annotations
 
 
@@ -33,8 +34,11 @@ def inplace_on_a_view(t):
     b = x * 1
     v = b[1:3]
     v.mul_(5)
-    names = (v.grad_fn.name(), b.grad_fn.name(),
-             [type(n).__name__ if n is not None else None for n, _ in b.grad_fn.next_functions])
+    names = (
+        v.grad_fn.name(),
+        b.grad_fn.name(),
+        [type(n).__name__ if n is not None else None for n, _ in b.grad_fn.next_functions],
+    )
     b.sum().backward()
     return x.grad, names
 
@@ -49,7 +53,7 @@ def base_gains_history(t):
 
 def setitem_scalar_tensor(t):
     b = t.zeros(3)
-    w = t.tensor(2., requires_grad=True)
+    w = t.tensor(2.0, requires_grad=True)
     b[1] = w
     name = b.grad_fn.name()
     b.sum().backward()
@@ -61,7 +65,7 @@ def setitem_index_tensor(t):
     ww = t.ones(2, requires_grad=True)
     b[t.tensor([0, 2])] = ww * 3
     name = b.grad_fn.name()
-    (b * t.tensor([1., 2., 3.])).sum().backward()
+    (b * t.tensor([1.0, 2.0, 3.0])).sum().backward()
     return name, ww.grad
 
 
@@ -82,7 +86,7 @@ def setitem_number_on_non_leaf(t):
 
 
 def retain_grad_with_inputs(t):
-    x = t.tensor([1., 2.], requires_grad=True)
+    x = t.tensor([1.0, 2.0], requires_grad=True)
     h = x * 3
     h.retain_grad()
     (h * h).sum().backward(inputs=[h])
@@ -90,7 +94,7 @@ def retain_grad_with_inputs(t):
 
 
 def retain_grad_then_inplace(t):
-    x = t.tensor([1., 2., 3.], requires_grad=True)
+    x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x * 2
     y.retain_grad()
     y.mul_(3)
@@ -99,7 +103,7 @@ def retain_grad_then_inplace(t):
 
 
 def saved_result_then_inplace(t):
-    x = t.tensor([1., 2.], requires_grad=True)
+    x = t.tensor([1.0, 2.0], requires_grad=True)
     h = x * 2
     t.nn.functional.relu(h, inplace=True)
     h.mul_(3)
@@ -108,16 +112,16 @@ def saved_result_then_inplace(t):
 
 
 def inputs_marks_retains_grad(t):
-    x = t.tensor([1., 2.], requires_grad=True)
+    x = t.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
     (y * 3).sum().backward(inputs=[y])
     return y.retains_grad, y.grad
 
 
 def grad_does_not_run_its_input(t):
-    x = t.tensor([1., 2.], requires_grad=True)
+    x = t.tensor([1.0, 2.0], requires_grad=True)
     h = x.exp()
-    g, = t.autograd.grad(h.sum(), h)
+    (g,) = t.autograd.grad(h.sum(), h)
     h.sum().backward()
     return g, x.grad
 
@@ -132,7 +136,8 @@ def switched_off_leaf(t):
 
 def transpose_of_vector(t):
     import warnings
-    x = t.tensor([1., 2.], requires_grad=True)
+
+    x = t.tensor([1.0, 2.0], requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return x.T.is_leaf, x.T.grad_fn.name()
@@ -145,9 +150,9 @@ def unpacking(t):
 
 
 def reshape_keeps_view(t):
-    x = t.arange(12.).reshape(3, 4)
+    x = t.arange(12.0).reshape(3, 4)
     y = x[:, ::2].reshape(-1)
-    y[0] = 100.
+    y[0] = 100.0
     return x[0, 0]
 
 
@@ -157,7 +162,7 @@ def slice_nodes(t):
 
 
 def nested_list_index(t):
-    x = t.arange(12.).reshape(3, 4)
+    x = t.arange(12.0).reshape(3, 4)
     return x[[[0, 1], [1, 0]]], x[[[0, 1]]].shape
 
 
@@ -181,7 +186,7 @@ def custom_mark_dirty(t):
         def backward(ctx, g):
             return g * 2
 
-    x = t.tensor([1., 2.], requires_grad=True)
+    x = t.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1
     z = Inp.apply(y)
     (y * 1).sum().backward()
@@ -198,20 +203,20 @@ def int_true_division(t):
 
 
 def pow_edges(t):
-    x = t.tensor([0.], requires_grad=True)
-    b = t.tensor([0.], requires_grad=True)
-    (x ** b).sum().backward()
-    e = t.tensor([0.5, -1., 2.], requires_grad=True)
-    ((-2.) ** e).sum().backward()
-    e2 = t.tensor([0.5, -1., 2.], requires_grad=True)
-    (0. ** e2).sum().backward()
+    x = t.tensor([0.0], requires_grad=True)
+    b = t.tensor([0.0], requires_grad=True)
+    (x**b).sum().backward()
+    e = t.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    ((-2.0) ** e).sum().backward()
+    e2 = t.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    (0.0**e2).sum().backward()
     return x.grad, b.grad, e.grad, e2.grad
 
 
 def nan_max_abs_relu(t):
-    x = t.tensor([1., float("nan"), 3.], requires_grad=True)
+    x = t.tensor([1.0, float("nan"), 3.0], requires_grad=True)
     x.max().backward()
-    y = t.tensor([float("nan"), -1., 2.], requires_grad=True)
+    y = t.tensor([float("nan"), -1.0, 2.0], requires_grad=True)
     (y.abs() + y.relu()).sum().backward()
     return x.grad, y.grad
 
@@ -224,8 +229,8 @@ def tiny_division(t):
 
 
 def reductions_edges(t):
-    h = t.tensor([60000., 60000.], dtype=t.float16)
-    m = t.tensor([[1., 2.], [3., 4.]])
+    h = t.tensor([60000.0, 60000.0], dtype=t.float16)
+    m = t.tensor([[1.0, 2.0], [3.0, 4.0]])
     return h.mean(), m.mean(dim=()), m.sum(dim=())
 
 
@@ -235,7 +240,7 @@ def size_slices(t):
 
 
 def hook_changes_dtype(t):
-    x = t.tensor([1., 2.], requires_grad=True)
+    x = t.tensor([1.0, 2.0], requires_grad=True)
     x.register_hook(lambda g: g.double())
     x.sum().backward()
 
@@ -253,21 +258,24 @@ ERROR_CASES = {
     "add_string": lambda t: t.ones(2).add("a"),
     "neg_bool": lambda t: -t.tensor([True]),
     "int_negative_power": lambda t: t.tensor([4, 2]) ** -1,
-    "detach_view_inplace": lambda t: t.tensor([1., 2.])[:1].detach_(),
-    "int_of_many": lambda t: int(t.tensor([3.7, 2.])),
+    "detach_view_inplace": lambda t: t.tensor([1.0, 2.0])[:1].detach_(),
+    "int_of_many": lambda t: int(t.tensor([3.7, 2.0])),
     "bool_of_empty": lambda t: bool(t.tensor([])),
-    "index_0d": lambda t: t.tensor(3.)[0],
+    "index_0d": lambda t: t.tensor(3.0)[0],
     "index_out_of_range_dim": lambda t: t.ones(2, 3)[0, 5],
     "softmax_int": lambda t: t.tensor([1, 2]).softmax(0),
     "grad_empty_inputs": lambda t: t.autograd.grad((t.ones(2, requires_grad=True) * 2).sum(), []),
-    "materialize_without_unused": lambda t: t.autograd.grad((t.ones(2, requires_grad=True) * 2).sum(),
-                                                            [t.ones(2, requires_grad=True)], allow_unused=False,
-                                                            materialize_grads=True),
+    "materialize_without_unused": lambda t: t.autograd.grad(
+        (t.ones(2, requires_grad=True) * 2).sum(),
+        [t.ones(2, requires_grad=True)],
+        allow_unused=False,
+        materialize_grads=True,
+    ),
     "requires_grad_not_bool": lambda t: setattr(t.ones(2), "requires_grad", 1),
     "requires_grad_int_tensor": lambda t: t.tensor([1, 2]).requires_grad_(),
     "hook_returns_int": lambda t: _hook_returns(t, lambda g: 3),
     "view_of_leaf_inplace": lambda t: t.ones(3, requires_grad=True)[:1].add_(1),
-    "setitem_on_leaf": lambda t: t.ones(3, requires_grad=True).__setitem__(0, 5.),
+    "setitem_on_leaf": lambda t: t.ones(3, requires_grad=True).__setitem__(0, 5.0),
     "no_grad_view_inplace": lambda t: _no_grad_view_inplace(t),
     "grad_wrong_size": lambda t: setattr(t.ones(2, requires_grad=True), "grad", t.ones(3)),
     "grad_wrong_dtype": lambda t: setattr(t.ones(2, requires_grad=True), "grad", t.ones(2, dtype=t.float64)),
@@ -295,51 +303,65 @@ def _grad_itself(t):
     x.grad = x
 
 
-VALUE_CASES = {name: fn for name, fn in list(globals().items())
-               if callable(fn) and not name.startswith("_") and fn.__module__ == __name__
-               and name not in ERROR_CASES and name not in ("hook_changes_dtype", "view_inplace_saved")}
+VALUE_CASES = {
+    name: fn
+    for name, fn in list(globals().items())
+    if callable(fn)
+    and not name.startswith("_")
+    and fn.__module__ == __name__
+    and name not in ERROR_CASES
+    and name not in ("hook_changes_dtype", "view_inplace_saved")
+}
 
 
 # -- second review round --------------------------------------------------------------------------------
 def index_with_0d_tensor_is_a_view(t):
-    h = t.tensor([[1., 2.], [3., 4.]])
+    h = t.tensor([[1.0, 2.0], [3.0, 4.0]])
     h[t.tensor(1)].mul_(10)
-    h[t.tensor(0)][0] = 50.
+    h[t.tensor(0)][0] = 50.0
     return h
 
 
 def base_retain_grad_then_view_inplace(t):
-    x = t.tensor([1., 2., 3., 4.], requires_grad=True)
+    x = t.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     h = x * 1
     h.retain_grad()
     h[1:3].mul_(2)
-    (h * t.tensor([1., 2., 3., 4.])).sum().backward()
+    (h * t.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
     return h.grad, x.grad
 
 
 def view_retain_grad_after_base_inplace(t):
-    x = t.tensor([1., 2., 3., 4.], requires_grad=True)
+    x = t.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     h = x * 1
     v = h[1:3]
     h.mul_(2)
     v.retain_grad()
     seen = []
     v.register_hook(lambda g: seen.append(g.tolist()))
-    (v * t.tensor([5., 7.])).sum().backward()
+    (v * t.tensor([5.0, 7.0])).sum().backward()
     return v.grad, x.grad, seen
 
 
 def hook_changes_broadcast_grad_in_place(t):
-    x = t.tensor([1., 2., 3.], requires_grad=True)
+    x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
     m = x * 1
     m.register_hook(lambda g: g.mul_(2))
     m.mean().backward()
     return x.grad
 
 
-VALUE_CASES.update({f.__name__: f for f in (index_with_0d_tensor_is_a_view, base_retain_grad_then_view_inplace,
-                                            view_retain_grad_after_base_inplace,
-                                            hook_changes_broadcast_grad_in_place)})
+VALUE_CASES.update(
+    {
+        f.__name__: f
+        for f in (
+            index_with_0d_tensor_is_a_view,
+            base_retain_grad_then_view_inplace,
+            view_retain_grad_after_base_inplace,
+            hook_changes_broadcast_grad_in_place,
+        )
+    }
+)
 
 
 def unbind_outputs(t):

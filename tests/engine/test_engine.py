@@ -1,4 +1,5 @@
 """Engine properties: iterative walk, freeing, reference counting, thread-local grad mode, hooks."""
+
 from __future__ import annotations
 
 import gc
@@ -52,7 +53,7 @@ def test_retain_graph_keeps_saved_tensors():
     with pytest.raises(RuntimeError, match="second time"):
         y.backward()
     with pytest.raises(RuntimeError, match="second time"):
-        y.grad_fn._saved_self
+        _ = y.grad_fn._saved_self
 
 
 def test_leaf_outlives_nothing_it_should_not():
@@ -125,12 +126,12 @@ def test_custom_function_on_tensors():
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return g * 3 * x ** 2
+            return g * 3 * x**2
 
     x = lk.tensor([2.0], requires_grad=True)
     y = Cube.apply(x)

@@ -3,6 +3,7 @@
 Each case is a function of the ``torch``-like module so the parity suite can
 run the same snippets on real PyTorch (tests/parity/test_error_parity.py).
 """
+
 from __future__ import annotations
 
 import pytest

@@ -6,11 +6,13 @@ gradient from ``backward`` with central differences
 ``central_difference``).  ``f`` is ``(op(...) * w).sum()`` with a fixed random
 weight ``w``, so every output element carries a different weight.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import leafkit as lk
@@ -112,7 +114,7 @@ def test_div(pair):
 @SETTINGS
 @given(broadcast_pair(elements=positive))
 def test_pow_tensor_tensor(pair):
-    check(lambda a, b: a ** b, *pair)
+    check(lambda a, b: a**b, *pair)
 
 
 @SETTINGS
@@ -120,7 +122,7 @@ def test_pow_tensor_tensor(pair):
 def test_pow_scalar(a, p):
     if p != int(p):
         a = np.abs(a) + 0.3
-    check(lambda t: t ** p, a)
+    check(lambda t: t**p, a)
 
 
 @SETTINGS
@@ -130,7 +132,7 @@ def test_scalar_ops_both_orders(a, s):
     check(lambda t: s - t, a)
     check(lambda t: s / t, away_from_zero(a))
     check(lambda t: t / s, a)
-    check(lambda t: s ** t, a)
+    check(lambda t: s**t, a)
 
 
 # -- unary -------------------------------------------------------------------------------------------

@@ -6,15 +6,16 @@ with respect to the inputs and to ``w``, and compares with central
 differences of the gradient itself.  A last test makes sure every op in the
 registry is reached by some row.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
+from op_db import ROWS
 
 import leafkit as lk
 from leafkit._functions import SPECS
-from op_db import ROWS
 
 H = 1e-6
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -86,8 +87,9 @@ def test_backward_raises(row, data):
         out.sum().backward()
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if r.gradgrad and r.differentiable and not r.backward_raises],
-                         ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    "row", [r for r in ROWS if r.gradgrad and r.differentiable and not r.backward_raises], ids=lambda r: r.name
+)
 @SETTINGS
 @given(data=__import__("hypothesis").strategies.data())
 def test_gradgradcheck(row, data):
@@ -116,8 +118,13 @@ def test_gradgradcheck(row, data):
     point = arrays + [w]
     for k in range(len(point)):
         numeric = central_difference(first_order, point, k)[..., 0]
-        np.testing.assert_allclose(analytic[k], numeric, rtol=1e-3, atol=1e-4,
-                                   err_msg=f"d/d{'w' if k == len(arrays) else f'input {k}'} of the gradient")
+        np.testing.assert_allclose(
+            analytic[k],
+            numeric,
+            rtol=1e-3,
+            atol=1e-4,
+            err_msg=f"d/d{'w' if k == len(arrays) else f'input {k}'} of the gradient",
+        )
 
 
 def _nodes_under(roots):
@@ -142,8 +149,14 @@ def _one_example(strategy):
     and multiply the rows' filters), the same in every run."""
     found = []
 
-    @settings(max_examples=1, database=None, derandomize=True, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=1,
+        database=None,
+        derandomize=True,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(strategy)
     def draw(value):
         found.append(value)

@@ -1,10 +1,11 @@
 """Views and in-place changes against PyTorch 2.13's values (recorded), so they hold without PyTorch installed."""
+
 from __future__ import annotations
 
 import pytest
+from engine import review_cases as rc
 
 import leafkit as lk
-from engine import review_cases as rc
 
 
 def test_select_is_a_view():
@@ -88,13 +89,13 @@ def test_mark_dirty_on_a_view_raises_instead_of_a_wrong_gradient():
         def backward(ctx, g):
             return g * 2
 
-    h = lk.tensor([1., 2., 3.], requires_grad=True) * 1
+    h = lk.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
     with pytest.raises(NotImplementedError, match="mark_dirty on a view"):
         Double.apply(h[1:])
 
 
 def test_no_grad_view_of_a_base_changed_later_is_invalid():
-    x = lk.tensor([1., 2., 3., 4.], requires_grad=True)
+    x = lk.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     h = x * 1
     with lk.no_grad():
         v = h[1:]
@@ -103,4 +104,4 @@ def test_no_grad_view_of_a_base_changed_later_is_invalid():
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
         v * v
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
-        v[0] = 5.
+        v[0] = 5.0

@@ -4,6 +4,7 @@ They check that the ``cuda`` device really is the GPU (CuPy arrays), that it
 behaves as the simulated device does (semantics, errors, reprs), and that
 every parity program of ``bench/gpu_check.py`` gives the cpu's numbers.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,8 +16,7 @@ import pytest
 import leafkit as torch
 import leafkit.nn.functional as F
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="no usable CUDA GPU (CuPy)")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no usable CUDA GPU (CuPy)")]
 
 
 def _gpu_check():

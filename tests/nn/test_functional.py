@@ -2,6 +2,7 @@
 
 The same checks run against real PyTorch in ``test_nn_parity.py``.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,15 +17,19 @@ import leafkit.nn.functional as F
 
 def names(fn):
     """The node names of ``fn.next_functions`` (None for a missing edge), with AccumulateGrad shortened."""
-    return [None if n is None else ("AccumulateGrad" if n.name().endswith("AccumulateGrad") else n.name())
-            for n, _ in fn.next_functions]
+    return [
+        None if n is None else ("AccumulateGrad" if n.name().endswith("AccumulateGrad") else n.name())
+        for n, _ in fn.next_functions
+    ]
 
 
 def tree(t):
     """A nested (name, children) description of the graph under ``t``."""
+
     def walk(fn):
         name = "AccumulateGrad" if fn.name().endswith("AccumulateGrad") else fn.name()
         return (name, tuple(walk(n) for n, _ in fn.next_functions if n is not None))
+
     return walk(t.grad_fn)
 
 
@@ -57,17 +62,71 @@ def test_linear_graph_2d():
     np.testing.assert_allclose(y.detach().numpy(), x.numpy() @ W.detach().numpy().T + b.detach().numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("shape,bias,want", [
-    ((3,), True, ("ViewBackward0", (("AddmmBackward0", (("AccumulateGrad", ()), ("ViewBackward0", (("AccumulateGrad", ()),)),
-                                                          ("TBackward0", (("AccumulateGrad", ()),)))),))),
-    ((3,), False, ("SqueezeBackward4", (("MmBackward0", (("UnsqueezeBackward0", (("AccumulateGrad", ()),)),
-                                                          ("TBackward0", (("AccumulateGrad", ()),)))),))),
-    ((5, 4, 3), True, ("ViewBackward0", (("AddmmBackward0", (("AccumulateGrad", ()),
-                                                               ("ViewBackward0", (("AccumulateGrad", ()),)),
-                                                               ("TBackward0", (("AccumulateGrad", ()),)))),))),
-    ((5, 4, 3), False, ("UnsafeViewBackward0", (("MmBackward0", (("ViewBackward0", (("AccumulateGrad", ()),)),
-                                                                  ("TBackward0", (("AccumulateGrad", ()),)))),))),
-])
+@pytest.mark.parametrize(
+    "shape,bias,want",
+    [
+        (
+            (3,),
+            True,
+            (
+                "ViewBackward0",
+                (
+                    (
+                        "AddmmBackward0",
+                        (
+                            ("AccumulateGrad", ()),
+                            ("ViewBackward0", (("AccumulateGrad", ()),)),
+                            ("TBackward0", (("AccumulateGrad", ()),)),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        (
+            (3,),
+            False,
+            (
+                "SqueezeBackward4",
+                (
+                    (
+                        "MmBackward0",
+                        (("UnsqueezeBackward0", (("AccumulateGrad", ()),)), ("TBackward0", (("AccumulateGrad", ()),))),
+                    ),
+                ),
+            ),
+        ),
+        (
+            (5, 4, 3),
+            True,
+            (
+                "ViewBackward0",
+                (
+                    (
+                        "AddmmBackward0",
+                        (
+                            ("AccumulateGrad", ()),
+                            ("ViewBackward0", (("AccumulateGrad", ()),)),
+                            ("TBackward0", (("AccumulateGrad", ()),)),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        (
+            (5, 4, 3),
+            False,
+            (
+                "UnsafeViewBackward0",
+                (
+                    (
+                        "MmBackward0",
+                        (("ViewBackward0", (("AccumulateGrad", ()),)), ("TBackward0", (("AccumulateGrad", ()),))),
+                    ),
+                ),
+            ),
+        ),
+    ],
+)
 def test_linear_graph_other_ranks(shape, bias, want):
     x = torch.randn(*shape, requires_grad=True)
     W = torch.randn(2, 3, requires_grad=True)
@@ -83,8 +142,11 @@ def test_linear_errors():
     x = torch.randn(4, 3)
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(4x3 and 4x2\)"):
         F.linear(x, torch.randn(2, 4))
-    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(2\) must match the existing size \(3\) "
-                                           r"at non-singleton dimension 1.  Target sizes: \[4, 2\].  Tensor sizes: \[3\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"The expanded size of the tensor \(2\) must match the existing size \(3\) "
+        r"at non-singleton dimension 1.  Target sizes: \[4, 2\].  Tensor sizes: \[3\]",
+    ):
         F.linear(x, torch.randn(2, 3), torch.randn(3))
     with pytest.raises(RuntimeError, match="both arguments to linear need to be at least 1D, but they are 0D and 2D"):
         F.linear(torch.tensor(1.0), torch.randn(2, 3))
@@ -136,7 +198,6 @@ def test_nll_loss_reductions_weight_ignore_index():
     loss = F.nll_loss(lp, t2, weight=w)
     loss.backward()
     assert x.grad.shape == x.shape and np.isfinite(x.grad.numpy()).all()
-
 
 
 def test_nll_loss_ignored_rows_are_left_out_not_multiplied_by_zero():
@@ -203,12 +264,15 @@ def test_nll_loss_zero_loss_prints_zero_not_minus_zero():
     assert str(F.nll_loss(x, torch.tensor([0]), reduction="none")) == "tensor([-0.])"  # -input, as in PyTorch
 
 
-@pytest.mark.parametrize("weight,shape", [([1.0, 2.0], "[2]"), ([1.0, 2.0, 3.0, 4.0], "[4]"),
-                                          ([[1.0], [2.0], [3.0]], "[3, 1]"), (1.0, "[]")])
+@pytest.mark.parametrize(
+    "weight,shape", [([1.0, 2.0], "[2]"), ([1.0, 2.0, 3.0, 4.0], "[4]"), ([[1.0], [2.0], [3.0]], "[3, 1]"), (1.0, "[]")]
+)
 def test_nll_loss_weight_must_cover_all_classes(weight, shape):
     x = torch.randn(4, 3)
-    msg = ("weight tensor should be defined either for all 3 classes or no classes but got weight tensor of "
-           f"shape: {shape}")
+    msg = (
+        "weight tensor should be defined either for all 3 classes or no classes but got weight tensor of "
+        f"shape: {shape}"
+    )
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         F.nll_loss(x, torch.tensor([0, 1, 0, 1]), weight=torch.tensor(weight))
     with pytest.raises(RuntimeError, match=re.escape(msg)):
@@ -230,6 +294,7 @@ def test_nll_loss_saved_values_are_named_as_in_pytorch():
     assert float(fn._saved_total_weight) == 4.0
     assert F.nll_loss(x, torch.tensor([0, 2])).grad_fn._saved_weight is None
 
+
 def test_nll_loss_unbatched():
     x = torch.randn(3, requires_grad=True)
     loss = F.cross_entropy(x, torch.tensor(1))
@@ -238,20 +303,38 @@ def test_nll_loss_unbatched():
     assert x.grad.shape == torch.Size([3])
 
 
-@pytest.mark.parametrize("call,exc,msg", [
-    (lambda x: F.nll_loss(x, torch.tensor([0.0, 1, 2, 0])), RuntimeError,
-     "expected target dtype to be Long or Byte, but got Float"),
-    (lambda x: F.cross_entropy(x, torch.tensor([0, 1, 2, 0]).int()), RuntimeError,
-     "expected target dtype to be Long or Byte, but got Int"),
-    (lambda x: F.nll_loss(x, torch.tensor([0, 1, 5, 0])), IndexError, "Target 5 is out of bounds."),
-    (lambda x: F.cross_entropy(x, torch.tensor([0, 1, -3, 0])), IndexError, "Target -3 is out of bounds."),
-    (lambda x: F.nll_loss(x, torch.tensor([0, 1, 2])), ValueError,
-     r"Expected input batch_size \(4\) to match target batch_size \(3\)."),
-    (lambda x: F.cross_entropy(x, torch.tensor([0, 1, 2, 0]), reduction="foo"), ValueError,
-     "foo is not a valid value for reduction"),
-    (lambda x: F.mse_loss(x, torch.randn(5, 3)), RuntimeError,
-     r"The size of tensor a \(4\) must match the size of tensor b \(5\) at non-singleton dimension 0"),
-])
+@pytest.mark.parametrize(
+    "call,exc,msg",
+    [
+        (
+            lambda x: F.nll_loss(x, torch.tensor([0.0, 1, 2, 0])),
+            RuntimeError,
+            "expected target dtype to be Long or Byte, but got Float",
+        ),
+        (
+            lambda x: F.cross_entropy(x, torch.tensor([0, 1, 2, 0]).int()),
+            RuntimeError,
+            "expected target dtype to be Long or Byte, but got Int",
+        ),
+        (lambda x: F.nll_loss(x, torch.tensor([0, 1, 5, 0])), IndexError, "Target 5 is out of bounds."),
+        (lambda x: F.cross_entropy(x, torch.tensor([0, 1, -3, 0])), IndexError, "Target -3 is out of bounds."),
+        (
+            lambda x: F.nll_loss(x, torch.tensor([0, 1, 2])),
+            ValueError,
+            r"Expected input batch_size \(4\) to match target batch_size \(3\).",
+        ),
+        (
+            lambda x: F.cross_entropy(x, torch.tensor([0, 1, 2, 0]), reduction="foo"),
+            ValueError,
+            "foo is not a valid value for reduction",
+        ),
+        (
+            lambda x: F.mse_loss(x, torch.randn(5, 3)),
+            RuntimeError,
+            r"The size of tensor a \(4\) must match the size of tensor b \(5\) at non-singleton dimension 0",
+        ),
+    ],
+)
 def test_loss_errors(call, exc, msg):
     x = torch.randn(4, 3, requires_grad=True)
     with warnings.catch_warnings():
@@ -267,14 +350,13 @@ def test_mse_loss():
     assert loss.grad_fn.name() == "MseLossBackward0"
     assert names(loss.grad_fn) == ["AccumulateGrad", "AccumulateGrad"]
     d = x.detach().numpy() - y.detach().numpy()
-    assert loss.item() == pytest.approx((d ** 2).mean(), rel=1e-6)
+    assert loss.item() == pytest.approx((d**2).mean(), rel=1e-6)
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * d / d.size, rtol=1e-5)
     np.testing.assert_allclose(y.grad.numpy(), -2 * d / d.size, rtol=1e-5)
-    assert F.mse_loss(x, y, reduction="sum").item() == pytest.approx((d ** 2).sum(), rel=1e-6)
+    assert F.mse_loss(x, y, reduction="sum").item() == pytest.approx((d**2).sum(), rel=1e-6)
     assert F.mse_loss(x, y, reduction="none").shape == torch.Size([4, 3])
     assert names(F.mse_loss(x, torch.zeros(4, 3)).grad_fn) == ["AccumulateGrad", None]
-
 
 
 def test_mse_loss_target_grad_has_no_minus_zero():
@@ -300,11 +382,15 @@ def test_mse_loss_inf_and_empty_inputs_warn_nothing():
         loss.backward()
         assert np.isnan(x.grad.numpy()[0]) and x.grad.numpy()[1] == 0.0
 
+
 def test_mse_loss_broadcast_warns_and_expands():
     x = torch.randn(4, 3, requires_grad=True)
     t = torch.randn(4, 1, requires_grad=True)
-    with pytest.warns(UserWarning, match=r"Using a target size \(torch.Size\(\[4, 1\]\)\) that is different to the "
-                                         r"input size \(torch.Size\(\[4, 3\]\)\)"):
+    with pytest.warns(
+        UserWarning,
+        match=r"Using a target size \(torch.Size\(\[4, 1\]\)\) that is different to the "
+        r"input size \(torch.Size\(\[4, 3\]\)\)",
+    ):
         loss = F.mse_loss(x, t)
     assert names(loss.grad_fn) == ["AccumulateGrad", "ExpandBackward0"]
     loss.backward()

@@ -5,6 +5,7 @@ masks, finite-difference checks of batch norm's first and second
 derivatives, buffers against the running-average formulas written out in
 NumPy, and the layers on the (simulated) cuda device.
 """
+
 from __future__ import annotations
 
 import math
@@ -52,6 +53,7 @@ def test_dropout_mask_statistics_and_scaling():
 def test_dropout_is_reproducible_with_a_seed_and_different_without():
     def draw():
         return F.dropout(torch.ones(50), 0.5).numpy()
+
     torch.manual_seed(7)
     a, b = draw(), draw()
     torch.manual_seed(7)
@@ -202,12 +204,14 @@ def _bn_program(training, affine, shape):
     RM, RV = rng.standard_normal(shape[1]), rng.uniform(0.5, 2, shape[1])
 
     def y_of(x, w, b):
-        return F.batch_norm(x, torch.tensor(RM), torch.tensor(RV), w if affine else None, b if affine else None,
-                            training=training)
+        return F.batch_norm(
+            x, torch.tensor(RM), torch.tensor(RV), w if affine else None, b if affine else None, training=training
+        )
 
     def loss_of(x, w, b):  # not linear in y, so that second derivatives are not zero
         y = y_of(x, w, b)
         return (y * torch.tensor(R)).sum() + (y * y * y).sum() / 3
+
     return X, W, B, loss_of
 
 
@@ -228,6 +232,7 @@ def test_batch_norm_gradients_match_finite_differences(training, affine, shape):
             args = {k: torch.tensor(a if k == name else v) for k, v in arrays.items()}
             with torch.no_grad():
                 return float(loss_of(args["x"], args["w"], args["b"]))
+
         np.testing.assert_allclose(t.grad.numpy(), numeric_grad(f, arrays[name]), rtol=1e-5, atol=1e-6)
 
 
@@ -244,17 +249,20 @@ def test_batch_norm_second_derivatives_match_finite_differences(training, affine
     def s_of(x, w, b, create_graph):
         ins = {"x": x, "w": w, "b": b}
         grads = torch.autograd.grad(loss_of(x, w, b), [ins[n] for n in names], create_graph=create_graph)
-        return sum(((g * torch.tensor(C[n])).sum() for n, g in zip(names, grads)), torch.tensor(0.0,
-                                                                                                 dtype=torch.float64))
+        return sum(
+            ((g * torch.tensor(C[n])).sum() for n, g in zip(names, grads)), torch.tensor(0.0, dtype=torch.float64)
+        )
 
     x, w, b = (torch.tensor(a, requires_grad=True) for a in (X, W, B))
     s = s_of(x, w, b, True)
     second = torch.autograd.grad(s, [{"x": x, "w": w, "b": b}[n] for n in names])
     arrays = {"x": X.copy(), "w": W.copy(), "b": B.copy()}
     for name, g in zip(names, second):
+
         def f(a, name=name):
             args = {k: torch.tensor(a if k == name else v, requires_grad=True) for k, v in arrays.items()}
             return float(s_of(args["x"], args["w"], args["b"], False))
+
         np.testing.assert_allclose(g.numpy(), numeric_grad(f, arrays[name]), rtol=2e-5, atol=2e-6)
 
 
@@ -266,11 +274,18 @@ def test_batch_norm_graph_names_and_saved_values():
     assert fn.name() == "NativeBatchNormBackward0"
     assert [n.name() for n, _ in fn.next_functions] == ["torch::autograd::AccumulateGrad"] * 3
     assert sorted(a for a in dir(fn) if a.startswith("_saved_")) == [
-        "_saved_eps", "_saved_input", "_saved_result1", "_saved_result2", "_saved_running_mean",
-        "_saved_running_var", "_saved_training", "_saved_weight"]
+        "_saved_eps",
+        "_saved_input",
+        "_saved_result1",
+        "_saved_result2",
+        "_saved_running_mean",
+        "_saved_running_var",
+        "_saved_training",
+        "_saved_weight",
+    ]
     np.testing.assert_allclose(fn._saved_result1.numpy(), x.detach().numpy().mean(0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(fn._saved_result2.numpy(), 1 / np.sqrt(x.detach().numpy().var(0) + 1e-5), rtol=1e-5)
-    gx, = torch.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+    (gx,) = torch.autograd.grad(y.pow(2).sum(), x, create_graph=True)
     assert gx.grad_fn.name() == "NativeBatchNormBackwardBackward0"
     assert len(gx.grad_fn.next_functions) == 5  # grad_out, input, weight, save_mean, save_invstd
 
@@ -285,8 +300,9 @@ def test_rnncell_init_is_uniform_in_pytorchs_bound_and_seeded():
     assert values.min() < -0.9 * bound and values.max() > 0.9 * bound  # the whole range is used
     torch.manual_seed(0)
     again = nn.RNNCell(10, 25)
-    assert all(np.array_equal(a.detach().numpy(), b.detach().numpy())
-               for a, b in zip(cell.parameters(), again.parameters()))
+    assert all(
+        np.array_equal(a.detach().numpy(), b.detach().numpy()) for a, b in zip(cell.parameters(), again.parameters())
+    )
 
 
 def test_rnncell_computes_the_elman_step():
@@ -315,6 +331,7 @@ def test_rnncell_graph_grows_with_the_sequence_and_detach_cuts_it():
                 best = max(best, d)
             stack.extend((n, d + (node.name() == "TanhBackward0")) for n, _ in node.next_functions if n is not None)
         return best
+
     assert depth(h.grad_fn) == 4
     h = cell(torch.randn(1, 2), h.detach())
     assert depth(h.grad_fn) == 1 and h.detach().is_leaf
@@ -335,8 +352,9 @@ def test_bce_with_logits_equals_the_written_out_formula():
     PW, Wt = rng.random(3) * 2, rng.random((5, 1))
     s = 1 / (1 + np.exp(-X))
     want = -(PW * T * np.log(s) + (1 - T) * np.log(1 - s)) * Wt
-    got = F.binary_cross_entropy_with_logits(torch.tensor(X), torch.tensor(T), torch.tensor(Wt),
-                                             reduction="none", pos_weight=torch.tensor(PW))
+    got = F.binary_cross_entropy_with_logits(
+        torch.tensor(X), torch.tensor(T), torch.tensor(Wt), reduction="none", pos_weight=torch.tensor(PW)
+    )
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
     loss = nn.BCEWithLogitsLoss()(torch.tensor(X, requires_grad=True), torch.tensor(T))
     assert loss.item() == pytest.approx((-(T * np.log(s) + (1 - T) * np.log(1 - s))).mean())

@@ -10,6 +10,7 @@ comparisons are of what is comparable: p=0, p=1 and eval, the structure and
 scaling of the mask, its statistics, and runs where PyTorch's mask is
 injected into leafkit (``leafkit.nn.functional._dropout_noise`` replaced).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -33,11 +34,13 @@ def both(fn, *args):
 
 def tree(t):
     """The graph below ``t`` as nested (node name, children) tuples; AccumulateGrad for every leaf."""
+
     def walk(fn):
         if fn is None:
             return None
         name = "AccumulateGrad" if fn.name().endswith("AccumulateGrad") else fn.name()
         return (name, tuple(walk(n) for n, _ in fn.next_functions))
+
     return walk(t.grad_fn)
 
 
@@ -88,6 +91,7 @@ def test_dropout_off_returns_the_input_itself(how):
             return y is x, d.training, lib.nn.functional.dropout(x, 0.5, training=False) is x
         y = lib.nn.functional.dropout(x, 0.0 if how == "p0" else 0.5)
         return y is x, y.grad_fn, lib.nn.functional.dropout(x, 0.0, inplace=True) is x
+
     lk, th = both(run)
     assert lk == th and lk[0] is True
 
@@ -103,6 +107,7 @@ def test_dropout_p1_zeroes_everything_like_pytorch():
         z = x * 1
         w = lib.nn.functional.dropout(z, 1.0, inplace=True)
         return (tree(y), saved_names(y.grad_fn), saved, str(y.detach()), str(x.grad), w is z, tree(w), z._version)
+
     lk, th = both(run)
     assert lk == th
 
@@ -164,8 +169,14 @@ def test_dropout_errors_and_reprs_match_pytorch():
 
     def reprs(lib):
         nn = lib.nn
-        return [repr(nn.Dropout()), repr(nn.Dropout(0.2, inplace=True)), repr(nn.Sequential(nn.Linear(2, 2),
-                nn.Dropout(0.1))), list(nn.Dropout().state_dict()), list(nn.Dropout().parameters())]
+        return [
+            repr(nn.Dropout()),
+            repr(nn.Dropout(0.2, inplace=True)),
+            repr(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))),
+            list(nn.Dropout().state_dict()),
+            list(nn.Dropout().parameters()),
+        ]
+
     assert both(reprs)[0] == both(reprs)[1]
 
 
@@ -173,6 +184,7 @@ def test_dropout_integer_input_passes_through_when_off():
     def run(lib):
         x = lib.arange(6)
         return [str(lib.nn.functional.dropout(x, p, training=t)) for p, t in ((0.0, True), (0.5, False), (1.0, True))]
+
     lk, th = both(run)
     assert lk == th
 
@@ -221,13 +233,28 @@ def test_batchnorm1d_train_steps_then_eval_match_pytorch(shape, config):
             bn.zero_grad()
             x = lib.tensor(X, requires_grad=True)
             y = bn(x)
-            graph = (tree(y), saved_names(y.grad_fn), y.grad_fn._saved_training, y.grad_fn._saved_eps,
-                     tuple(y.grad_fn._saved_result1.shape), tuple(y.grad_fn._saved_result2.shape),
-                     y.grad_fn._saved_running_mean is bn.running_mean, bn.training)
+            graph = (
+                tree(y),
+                saved_names(y.grad_fn),
+                y.grad_fn._saved_training,
+                y.grad_fn._saved_eps,
+                tuple(y.grad_fn._saved_result1.shape),
+                tuple(y.grad_fn._saved_result2.shape),
+                y.grad_fn._saved_running_mean is bn.running_mean,
+                bn.training,
+            )
             (y * lib.tensor(R)).sum().backward()
-            out.append((np_(y), x.grad.numpy(), [p.grad.numpy() for p in bn.parameters()],
-                        [np_(b) for b in bn.buffers()], *graph))
+            out.append(
+                (
+                    np_(y),
+                    x.grad.numpy(),
+                    [p.grad.numpy() for p in bn.parameters()],
+                    [np_(b) for b in bn.buffers()],
+                    *graph,
+                )
+            )
         return out
+
     lk, th = both(run)
     for a, b in zip(lk, th):
         assert_close(list(a[:4]), list(b[:4]), rtol=1e-5, atol=1e-5)
@@ -240,16 +267,29 @@ def test_batchnorm1d_parameters_buffers_state_dict_and_repr_match_pytorch():
         out = []
         for kw in BN_CONFIGS.values():
             bn = nn.BatchNorm1d(4, **kw)
-            out.append((repr(bn), [(k, tuple(p.shape), p.requires_grad, p.is_leaf) for k, p in bn.named_parameters()],
-                        [(k, tuple(b.shape), str(b.dtype), b.requires_grad) for k, b in bn.named_buffers()],
-                        list(bn.state_dict()), [str(v) for v in bn.state_dict().values()],
-                        [b._version for b in bn.buffers()]))
+            out.append(
+                (
+                    repr(bn),
+                    [(k, tuple(p.shape), p.requires_grad, p.is_leaf) for k, p in bn.named_parameters()],
+                    [(k, tuple(b.shape), str(b.dtype), b.requires_grad) for k, b in bn.named_buffers()],
+                    list(bn.state_dict()),
+                    [str(v) for v in bn.state_dict().values()],
+                    [b._version for b in bn.buffers()],
+                )
+            )
         model = nn.Sequential(nn.Linear(2, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Dropout(0.2), nn.Linear(4, 1))
-        out.append((repr(model), list(model.state_dict()), [k for k, _ in model.named_parameters()],
-                    [k for k, _ in model.named_buffers()]))
+        out.append(
+            (
+                repr(model),
+                list(model.state_dict()),
+                [k for k, _ in model.named_parameters()],
+                [k for k, _ in model.named_buffers()],
+            )
+        )
         d = nn.BatchNorm1d(2).double()
         out.append([str(t.dtype) for t in d.state_dict().values()])
         return out
+
     lk, th = both(run)
     assert lk == th
 
@@ -272,7 +312,8 @@ def test_train_eval_switch_in_a_model_matches_pytorch(monkeypatch):
         model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
         if lib is torch:
             model[3].register_forward_hook(
-                lambda m, a, out: masks.append(out.grad_fn._saved_other.numpy().copy()) if m.training else None)
+                lambda m, a, out: masks.append(out.grad_fn._saved_other.numpy().copy()) if m.training else None
+            )
         else:
             pending = list(masks)
             monkeypatch.setattr(LF, "_dropout_noise", lambda input, p: leafkit.tensor(pending.pop(0)))
@@ -323,11 +364,12 @@ def test_batch_norm_double_backward_matches_pytorch(training, affine, shape):
         r = lib.tensor(R, requires_grad=True)  # the incoming gradient, differentiated too
         y = lib.nn.functional.batch_norm(x, lib.tensor(RM), lib.tensor(RV), w, b, training=training)
         inputs = (x, w, b) if affine else (x,)
-        grads = lib.autograd.grad((y * r).sum() + (y ** 2).sum(), inputs, create_graph=True)
+        grads = lib.autograd.grad((y * r).sum() + (y**2).sum(), inputs, create_graph=True)
         names = [g.grad_fn.name() for g in grads]
         s = sum(((g * g).sum() * (k + 1) for k, g in enumerate(grads)), (grads[0] * 0).sum())
         second = lib.autograd.grad(s, inputs + (r,), allow_unused=True)
         return names, tree(grads[0]), [np_(g) for g in grads], [np_(g) for g in second]
+
     lk, th = both(run)
     assert lk[0] == th[0] and set(lk[0]) == {"NativeBatchNormBackwardBackward0"}
     assert_close(lk[2], th[2], rtol=1e-9, atol=1e-10)
@@ -355,6 +397,7 @@ def test_batchnorm_buffers_keep_their_version_across_forwards_like_pytorch():
                 bn.running_var.mul_(2)
             out.append(error_of(y.sum().backward))
         return out
+
     lk, th = both(run)
     assert lk[0] == th[0]
     assert_close(lk[1], th[1], atol=1e-5)
@@ -370,8 +413,16 @@ def test_batchnorm_updates_running_stats_under_no_grad_and_inference_mode():
             a = bn(lib.tensor(X))
         with lib.inference_mode():
             b = bn(lib.tensor(X) * 2)
-        return (np_(a), np_(b), np_(bn.running_mean), np_(bn.running_var), int(bn.num_batches_tracked),
-                bn.running_mean.is_inference(), a.requires_grad)
+        return (
+            np_(a),
+            np_(b),
+            np_(bn.running_mean),
+            np_(bn.running_var),
+            int(bn.num_batches_tracked),
+            bn.running_mean.is_inference(),
+            a.requires_grad,
+        )
+
     lk, th = both(run)
     assert_close(list(lk[:4]), list(th[:4]))
     assert lk[4:] == th[4:]
@@ -386,19 +437,25 @@ BN_ERRORS = {
     "F_1d": lambda lib: lib.nn.functional.batch_norm(lib.randn(3), None, None, training=True),
     "F_eval_without_stats": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), None, None),
     "F_eval_without_var": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), lib.zeros(3), None),
-    "F_running_var_size": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), lib.zeros(3), lib.ones(2),
-                                                                   training=True),
+    "F_running_var_size": lambda lib: lib.nn.functional.batch_norm(
+        lib.randn(4, 3), lib.zeros(3), lib.ones(2), training=True
+    ),
     "F_weight_size": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), None, None, lib.ones(2), training=True),
-    "F_bias_size": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), None, None, None, lib.ones(4),
-                                                            training=True),
-    "F_eps_zero_training": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), None, None, training=True,
-                                                                    eps=0.0),
-    "F_eps_negative_eval": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), lib.zeros(3), lib.ones(3),
-                                                                    eps=-1.0),
-    "F_mixed_float_double": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3), lib.zeros(3).double(),
-                                                                     lib.ones(3).double(), training=True),
-    "F_mixed_double_float": lambda lib: lib.nn.functional.batch_norm(lib.randn(4, 3).double(), lib.zeros(3),
-                                                                     lib.ones(3), training=True),
+    "F_bias_size": lambda lib: lib.nn.functional.batch_norm(
+        lib.randn(4, 3), None, None, None, lib.ones(4), training=True
+    ),
+    "F_eps_zero_training": lambda lib: lib.nn.functional.batch_norm(
+        lib.randn(4, 3), None, None, training=True, eps=0.0
+    ),
+    "F_eps_negative_eval": lambda lib: lib.nn.functional.batch_norm(
+        lib.randn(4, 3), lib.zeros(3), lib.ones(3), eps=-1.0
+    ),
+    "F_mixed_float_double": lambda lib: lib.nn.functional.batch_norm(
+        lib.randn(4, 3), lib.zeros(3).double(), lib.ones(3).double(), training=True
+    ),
+    "F_mixed_double_float": lambda lib: lib.nn.functional.batch_norm(
+        lib.randn(4, 3).double(), lib.zeros(3), lib.ones(3), training=True
+    ),
     "F_long_input": lambda lib: lib.nn.functional.batch_norm(lib.arange(12).view(4, 3), None, None, training=True),
 }
 
@@ -415,6 +472,7 @@ def test_batch_norm_empty_batch_matches_pytorch():
         w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
         y = lib.nn.functional.batch_norm(x, lib.zeros(3), lib.ones(3), w, None, training=True)
         return tuple(y.shape), tree(y)
+
     lk, th = both(run)
     assert lk == th
 
@@ -441,8 +499,15 @@ def test_rnncell_unrolled_matches_pytorch(nonlinearity, bias, batched, hx):
             loss = loss + (h * h).sum() * (t + 1)
         first = tree(cell(lib.tensor(xs[0] if batched else xs[0, 0]), h0))
         loss.backward()
-        return (states, [p.grad.numpy() for p in cell.parameters()], None if h0 is None or h0.grad is None else
-                h0.grad.numpy(), first, tuple(h.shape), [k for k, _ in cell.named_parameters()])
+        return (
+            states,
+            [p.grad.numpy() for p in cell.parameters()],
+            None if h0 is None or h0.grad is None else h0.grad.numpy(),
+            first,
+            tuple(h.shape),
+            [k for k, _ in cell.named_parameters()],
+        )
+
     lk, th = both(run)
     assert_close(lk[:3], th[:3], rtol=1e-4, atol=1e-5)
     assert lk[3:] == th[3:]
@@ -469,6 +534,7 @@ def test_rnncell_truncated_bptt_needs_detach_like_pytorch():
                 return err
             grads.append(cell.weight_hh.grad.numpy().copy())
         return grads
+
     lk, th = both(run, False)
     assert th is not None and lk == th and "second time" in th[1]
     lk, th = both(run, True)
@@ -492,17 +558,30 @@ def test_rnncell_errors_and_reprs_match_pytorch():
 
     def reprs(lib):
         nn = lib.nn
-        cells = [nn.RNNCell(3, 4), nn.RNNCell(3, 4, bias=False), nn.RNNCell(3, 4, nonlinearity="relu"),
-                 nn.RNNCell(3, 4, False, "relu")]
-        return ([repr(c) for c in cells], [list(c.state_dict()) for c in cells],
-                [[tuple(p.shape) for p in c.parameters()] for c in cells])
+        cells = [
+            nn.RNNCell(3, 4),
+            nn.RNNCell(3, 4, bias=False),
+            nn.RNNCell(3, 4, nonlinearity="relu"),
+            nn.RNNCell(3, 4, False, "relu"),
+        ]
+        return (
+            [repr(c) for c in cells],
+            [list(c.state_dict()) for c in cells],
+            [[tuple(p.shape) for p in c.parameters()] for c in cells],
+        )
+
     lk, th = both(reprs)
     assert lk == th
 
 
 # ================================================================== BCEWithLogitsLoss ==========
-BCE_KW = {"plain": {}, "weight": {"weight": (3,)}, "weight_rows": {"weight": (4, 1)},
-          "pos_weight": {"pos_weight": (3,)}, "both": {"weight": (1, 3), "pos_weight": (3,)}}
+BCE_KW = {
+    "plain": {},
+    "weight": {"weight": (3,)},
+    "weight_rows": {"weight": (4, 1)},
+    "pos_weight": {"pos_weight": (3,)},
+    "both": {"weight": (1, 3), "pos_weight": (3,)},
+}
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -516,13 +595,23 @@ def test_bce_with_logits_values_gradients_and_second_derivatives_match_pytorch(r
         x = lib.tensor(X, requires_grad=True)
         t = lib.tensor(T, requires_grad=True)
         loss = lib.nn.functional.binary_cross_entropy_with_logits(
-            x, t, reduction=reduction, **{k: lib.tensor(v) for k, v in extra.items()})
+            x, t, reduction=reduction, **{k: lib.tensor(v) for k, v in extra.items()}
+        )
         gx, gt = lib.autograd.grad((loss * 1.5).sum(), (x, t), create_graph=True)
         hx, ht = lib.autograd.grad((gx * gx).sum() + (gt * gx).sum(), (x, t))
         module = lib.nn.BCEWithLogitsLoss(reduction=reduction, **{k: lib.tensor(v) for k, v in extra.items()})
-        return ([np_(loss), np_(gx), np_(gt), np_(hx), np_(ht), np_(module(x, t))],
-                (tree(loss), saved_names(loss.grad_fn), loss.grad_fn._saved_reduction, gx.grad_fn.name(),
-                 list(module.state_dict()), repr(module)))
+        return (
+            [np_(loss), np_(gx), np_(gt), np_(hx), np_(ht), np_(module(x, t))],
+            (
+                tree(loss),
+                saved_names(loss.grad_fn),
+                loss.grad_fn._saved_reduction,
+                gx.grad_fn.name(),
+                list(module.state_dict()),
+                repr(module),
+            ),
+        )
+
     lk, th = both(run)
     assert_close(lk[0], th[0], rtol=1e-9, atol=1e-12)
     assert lk[1] == th[1]
@@ -535,6 +624,7 @@ def test_bce_with_logits_is_stable_for_huge_logits_like_pytorch():
         loss = lib.nn.BCEWithLogitsLoss(reduction="sum")(x, t)
         loss.backward()
         return str(loss.detach()), str(x.grad)
+
     lk, th = both(run)
     assert lk == th
 
@@ -544,19 +634,26 @@ def test_bce_with_logits_errors_match_pytorch():
         "target_size": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(lib.randn(4, 3), lib.rand(2, 3)),
         "reduction": lambda lib: lib.nn.BCEWithLogitsLoss(reduction="avg")(lib.randn(4, 3), lib.rand(4, 3)),
         "weight_shape": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-            lib.randn(4, 3), lib.rand(4, 3), weight=lib.rand(2)),
+            lib.randn(4, 3), lib.rand(4, 3), weight=lib.rand(2)
+        ),
         "pos_weight_shape": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-            lib.randn(4, 3), lib.rand(4, 3), pos_weight=lib.rand(2)),
+            lib.randn(4, 3), lib.rand(4, 3), pos_weight=lib.rand(2)
+        ),
         "weight_bigger": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-            lib.randn(4, 3), lib.rand(4, 3), weight=lib.rand(5, 4, 3)),
+            lib.randn(4, 3), lib.rand(4, 3), weight=lib.rand(5, 4, 3)
+        ),
         "pos_weight_bigger": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-            lib.randn(4, 3), lib.rand(4, 3), pos_weight=lib.rand(5, 4, 3)),
+            lib.randn(4, 3), lib.rand(4, 3), pos_weight=lib.rand(5, 4, 3)
+        ),
         "weight_requires_grad": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-            lib.randn(4, 3, requires_grad=True), lib.rand(4, 3), weight=lib.rand(3, requires_grad=True)),
+            lib.randn(4, 3, requires_grad=True), lib.rand(4, 3), weight=lib.rand(3, requires_grad=True)
+        ),
         "pos_weight_requires_grad": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-            lib.randn(4, 3, requires_grad=True), lib.rand(4, 3), pos_weight=lib.rand(3, requires_grad=True)),
+            lib.randn(4, 3, requires_grad=True), lib.rand(4, 3), pos_weight=lib.rand(3, requires_grad=True)
+        ),
         "long_target": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-            lib.randn(4, 3), lib.ones(4, 3, dtype=lib.long)),
+            lib.randn(4, 3), lib.ones(4, 3, dtype=lib.long)
+        ),
     }
     for name, call in calls.items():
         lk, th = both(lambda lib, call=call: error_of(lambda: call(lib)))
@@ -572,14 +669,22 @@ def test_bce_with_logits_legacy_arguments_warn_like_pytorch():
             b = lib.nn.functional.binary_cross_entropy_with_logits(x, t, reduce=False)
             reduction = lib.nn.BCEWithLogitsLoss(size_average=False).reduction
         return [str(m.message) for m in w], str(a), str(b), reduction
+
     lk, th = both(run)
     assert lk == th
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 5), c=st.integers(1, 4), length=st.sampled_from([None, 1, 3]), training=st.booleans(),
-       affine=st.booleans(), momentum=st.sampled_from([0.0, 0.1, 1.0]), seed=st.integers(0, 2 ** 16),
-       dtype=st.sampled_from(["float32", "float64"]))
+@given(
+    n=st.integers(1, 5),
+    c=st.integers(1, 4),
+    length=st.sampled_from([None, 1, 3]),
+    training=st.booleans(),
+    affine=st.booleans(),
+    momentum=st.sampled_from([0.0, 0.1, 1.0]),
+    seed=st.integers(0, 2**16),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
 def test_batch_norm_random_shapes_match_pytorch(n, c, length, training, affine, momentum, seed, dtype):
     """Random (N, C[, L]) batches: output, input/weight/bias gradients and running statistics agree."""
     shape = (n, c) if length is None else (n, c, length)
@@ -602,6 +707,7 @@ def test_batch_norm_random_shapes_match_pytorch(n, c, length, training, affine, 
         y = lib.nn.functional.batch_norm(x, rm, rv, w, b, training, momentum)
         (y * lib.tensor(G, dtype=dt)).sum().backward()
         return [np_(y), np_(x.grad), np_(rm), np_(rv)] + ([np_(w.grad), np_(b.grad)] if affine else [])
+
     lk, th = both(run)
     if isinstance(th, tuple):
         assert lk == th  # one value per channel in training: the same ValueError

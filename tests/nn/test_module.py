@@ -1,4 +1,5 @@
 """nn.Parameter and nn.Module: registration, iteration, modes, state_dict, devices, repr (PyTorch's behaviour)."""
+
 from __future__ import annotations
 
 import copy
@@ -32,10 +33,13 @@ def test_parameter_is_a_leaf_that_requires_grad():
 
 def test_parameter_repr():
     assert repr(nn.Parameter(torch.tensor([1.0, 2.0]))) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
-    assert repr(nn.Parameter(torch.tensor([1.0, 2.0]), requires_grad=False)) == \
-        "Parameter containing:\ntensor([1., 2.])"
-    assert str(nn.Parameter(torch.zeros(1).cuda())) == \
-        "Parameter containing:\ntensor([0.], device='cuda:0', requires_grad=True)"
+    assert (
+        repr(nn.Parameter(torch.tensor([1.0, 2.0]), requires_grad=False)) == "Parameter containing:\ntensor([1., 2.])"
+    )
+    assert (
+        str(nn.Parameter(torch.zeros(1).cuda()))
+        == "Parameter containing:\ntensor([0.], device='cuda:0', requires_grad=True)"
+    )
 
 
 def test_parameter_shares_storage_and_drops_history():
@@ -95,16 +99,22 @@ def test_plain_tensor_attribute_is_not_a_parameter():
             super().__init__()
             self.w = nn.Parameter(torch.ones(2))
             self.c = torch.ones(2)
+
     m = M()
     assert [k for k, _ in m.named_parameters()] == ["w"]
 
 
 def test_setattr_errors_match_pytorch():
     n = Net()
-    with pytest.raises(TypeError, match=r"cannot assign 'int' as child module 'fc' \(torch.nn.Module or None expected\)"):
+    with pytest.raises(
+        TypeError, match=r"cannot assign 'int' as child module 'fc' \(torch.nn.Module or None expected\)"
+    ):
         n.fc = 3
-    with pytest.raises(TypeError, match=r"cannot assign 'torch.FloatTensor' as parameter 'weight' "
-                                        r"\(torch.nn.Parameter or None expected\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'torch.FloatTensor' as parameter 'weight' "
+        r"\(torch.nn.Parameter or None expected\)",
+    ):
         n.fc.weight = torch.zeros(2, 2)
     with pytest.raises(AttributeError, match="'Net' object has no attribute 'nothing'"):
         n.nothing  # noqa: B018
@@ -114,6 +124,7 @@ def test_setattr_errors_match_pytorch():
     class Early(nn.Module):
         def __init__(self):
             self.w = nn.Parameter(torch.zeros(1))
+
     with pytest.raises(AttributeError, match=r"cannot assign parameters before Module.__init__\(\) call"):
         Early()
 
@@ -130,6 +141,7 @@ def test_parameter_can_be_set_to_none_and_replaced():
 def test_forward_is_required():
     class E(nn.Module):
         pass
+
     with pytest.raises(NotImplementedError, match=r'Module \[E\] is missing the required "forward" function'):
         E()(1)
     assert repr(E()) == "E()"
@@ -204,9 +216,11 @@ def test_load_state_dict_errors_match_pytorch():
     assert str(e.value) == 'Error(s) in loading state_dict for Net:\n\tUnexpected key(s) in state_dict: "x". '
     with pytest.raises(RuntimeError) as e:
         n.load_state_dict({"fc.weight": torch.zeros(3, 2), "fc.bias": torch.zeros(2)})
-    assert str(e.value) == ("Error(s) in loading state_dict for Net:\n\tsize mismatch for fc.weight: copying a param "
-                            "with shape torch.Size([3, 2]) from checkpoint, the shape in current model is "
-                            "torch.Size([2, 2]).")
+    assert str(e.value) == (
+        "Error(s) in loading state_dict for Net:\n\tsize mismatch for fc.weight: copying a param "
+        "with shape torch.Size([3, 2]) from checkpoint, the shape in current model is "
+        "torch.Size([2, 2])."
+    )
     res = n.load_state_dict({"fc.weight": torch.zeros(2, 2)}, strict=False)
     assert res.missing_keys == ["fc.bias"] and res.unexpected_keys == []
     assert repr(res) == "_IncompatibleKeys(missing_keys=['fc.bias'], unexpected_keys=[])"
@@ -258,8 +272,10 @@ def test_optimizer_built_before_move_still_updates():
 # -- layers -------------------------------------------------------------------------------------------
 def test_reprs_match_pytorch():
     m = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
-    assert repr(m) == ("Sequential(\n  (0): Linear(in_features=64, out_features=128, bias=True)\n  (1): ReLU()\n"
-                       "  (2): Linear(in_features=128, out_features=10, bias=True)\n)")
+    assert repr(m) == (
+        "Sequential(\n  (0): Linear(in_features=64, out_features=128, bias=True)\n  (1): ReLU()\n"
+        "  (2): Linear(in_features=128, out_features=10, bias=True)\n)"
+    )
     assert repr(Net()) == "Net(\n  (fc): Linear(in_features=2, out_features=2, bias=True)\n  (act): ReLU()\n)"
     assert repr(nn.Tanh()) == "Tanh()" and repr(nn.Sigmoid()) == "Sigmoid()"
     assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
@@ -314,4 +330,5 @@ def test_loss_modules():
     assert nn.CrossEntropyLoss()(x, t).grad_fn.name() == "NllLossBackward0"
     assert nn.MSELoss()(x, torch.zeros(4, 3)).grad_fn.name() == "MseLossBackward0"
     assert nn.CrossEntropyLoss(reduction="sum")(x, t).item() == pytest.approx(
-        F.cross_entropy(x, t, reduction="sum").item())
+        F.cross_entropy(x, t, reduction="sum").item()
+    )

@@ -2,6 +2,7 @@
 
 Skipped when torch is not installed.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -19,6 +20,7 @@ def tree(t):
     def walk(fn):
         name = "AccumulateGrad" if fn.name().endswith("AccumulateGrad") else fn.name()
         return (name, tuple(walk(n) if n is not None else None for n, _ in fn.next_functions))
+
     return walk(t.grad_fn)
 
 
@@ -29,9 +31,13 @@ def both(fn):
 
 def _arrays(seed=0):
     rng = np.random.default_rng(seed)
-    return {"x": rng.standard_normal((5, 4)).astype(np.float32), "W": rng.standard_normal((3, 4)).astype(np.float32),
-            "b": rng.standard_normal(3).astype(np.float32), "t": rng.integers(0, 3, 5).astype(np.int64),
-            "y": rng.standard_normal((5, 3)).astype(np.float32)}
+    return {
+        "x": rng.standard_normal((5, 4)).astype(np.float32),
+        "W": rng.standard_normal((3, 4)).astype(np.float32),
+        "b": rng.standard_normal(3).astype(np.float32),
+        "t": rng.integers(0, 3, 5).astype(np.int64),
+        "y": rng.standard_normal((5, 3)).astype(np.float32),
+    }
 
 
 def _prog(name):
@@ -61,12 +67,26 @@ def _prog(name):
             }[name]()
         out.backward()
         return tree(out), out.item(), x.grad.numpy(), W.grad.numpy(), b.grad.numpy()
+
     return run
 
 
-@pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_sum", "cross_entropy_weight", "cross_entropy_ignore",
-                                  "nll_none", "mse", "mse_broadcast", "softmax_tanh_sigmoid", "relu_mlp",
-                                  "linear_nobias_3d", "linear_bias_3d_noncontiguous"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cross_entropy",
+        "cross_entropy_sum",
+        "cross_entropy_weight",
+        "cross_entropy_ignore",
+        "nll_none",
+        "mse",
+        "mse_broadcast",
+        "softmax_tanh_sigmoid",
+        "relu_mlp",
+        "linear_nobias_3d",
+        "linear_bias_3d_noncontiguous",
+    ],
+)
 def test_functional_graph_values_and_grads(name):
     (lt, lv, *lg), (tt, tv, *tg) = both(_prog(name))
     assert lt == tt
@@ -81,6 +101,7 @@ def test_cross_entropy_huge_logits_same_as_pytorch():
         loss = lib.nn.functional.cross_entropy(x, lib.tensor([2, 0]))
         loss.backward()
         return loss.item(), x.grad.tolist()
+
     (lv, lg), (tv, tg) = both(run)
     assert lv == pytest.approx(tv) and np.allclose(lg, tg)
 
@@ -133,6 +154,7 @@ def test_errors_same_class_and_message(name):
             except Exception as e:  # noqa: BLE001 - comparing what each library raises
                 return type(e).__name__, str(e)
         return None, None
+
     (lc, lm), (tc, tm) = both(run)
     assert lc == tc and tc is not None
     assert lm == tm
@@ -141,11 +163,18 @@ def test_errors_same_class_and_message(name):
 def test_reprs_same_as_pytorch():
     def run(lib):
         nn = lib.nn
-        m = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10, bias=False), nn.Tanh(), nn.Sigmoid(),
-                          nn.ReLU(inplace=True))
+        m = nn.Sequential(
+            nn.Linear(64, 128),
+            nn.ReLU(),
+            nn.Linear(128, 10, bias=False),
+            nn.Tanh(),
+            nn.Sigmoid(),
+            nn.ReLU(inplace=True),
+        )
         p = nn.Parameter(lib.tensor([1.0, 2.0]))
         q = nn.Parameter(lib.tensor([[1.5], [-2.0]]), requires_grad=False)
         return repr(m), repr(p), repr(q), repr(m[0:2]), [k for k, _ in m.named_parameters()]
+
     lk, tr = both(run)
     assert lk == tr
 
@@ -162,11 +191,19 @@ def test_state_dict_errors_same_as_pytorch():
 
             def forward(self, x):
                 return self.out(self.fc(x))
+
         n = Net()
         msgs = []
-        for sd in ({"fc.weight": lib.zeros(2, 2)},
-                   {"fc.weight": lib.zeros(3, 2), "fc.bias": lib.zeros(2), "out.weight": lib.zeros(1, 2),
-                    "out.bias": lib.zeros(1), "extra": lib.zeros(1)}):
+        for sd in (
+            {"fc.weight": lib.zeros(2, 2)},
+            {
+                "fc.weight": lib.zeros(3, 2),
+                "fc.bias": lib.zeros(2),
+                "out.weight": lib.zeros(1, 2),
+                "out.bias": lib.zeros(1),
+                "extra": lib.zeros(1),
+            },
+        ):
             try:
                 n.load_state_dict(sd)
             except RuntimeError as e:
@@ -175,6 +212,7 @@ def test_state_dict_errors_same_as_pytorch():
         msgs.append(repr(n.load_state_dict({"fc.weight": lib.zeros(2, 2)}, strict=False)))
         msgs.append(list(n.state_dict()))
         return msgs
+
     lk, tr = both(run)
     assert lk == tr
 
@@ -197,12 +235,19 @@ def _nll_cases(n_cases=300, seed=0):
         t = rng.integers(0, c, n_t)
         t[rng.random(n_t) < 0.4] = ignore
         w = None if rng.random() < 0.5 else rng.choice([0.0, 1.0, 2.5], c)
-        yield (x, t.reshape(()) if unbatched else t, w, str(rng.choice(["none", "sum", "mean"])), ignore,
-               str(rng.choice(["float32", "float64"])))
+        yield (
+            x,
+            t.reshape(()) if unbatched else t,
+            w,
+            str(rng.choice(["none", "sum", "mean"])),
+            ignore,
+            str(rng.choice(["float32", "float64"])),
+        )
 
 
 def test_nll_loss_ignored_rows_nan_inf_and_zero_weights_same_as_pytorch():
     """Loss, gradient, the sign of every zero and the printed text agree, and leafkit warns nothing."""
+
     def run(lib, x, t, w, reduction, ignore, dt):
         dtype = getattr(lib, dt)
         X = lib.tensor(x, dtype=dtype, requires_grad=True)
@@ -213,6 +258,7 @@ def test_nll_loss_ignored_rows_nan_inf_and_zero_weights_same_as_pytorch():
             g = lib.ones_like(loss)
             loss.backward(g)
         return loss.detach().numpy().copy(), X.grad.numpy().copy(), str(loss.detach()), str(X.grad)
+
     for case in _nll_cases():
         lk = run(leafkit, *case)
         tr = run(torch, *case)
@@ -234,6 +280,7 @@ def test_mse_loss_zeros_signs_and_empty_same_as_pytorch():
             out += [str(loss.detach()), str(a.grad), str(b.grad)]
         out.append(str(lib.nn.functional.mse_loss(lib.tensor([]), lib.tensor([]))))
         return out
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lk = run(leafkit)

@@ -1,4 +1,5 @@
 """SGD and Adam next to real PyTorch: same trajectories (float32), same reprs, same errors. Skipped without torch."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,14 +26,19 @@ def trajectory(lib, name, kw, steps=8):
     return W.detach().numpy().copy(), b.detach().numpy().copy(), frozen.detach().numpy().copy()
 
 
-CONFIGS = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
-           ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
-           ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.3, maximize=True)),
-           ("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
-           ("Adam", dict(lr=0.01, betas=(0.3, 0.9))),
-           ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
-           ("AdamW", dict(lr=0.01)), ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
-           ("AdamW", dict(lr=0.01, betas=(0.5, 0.8), eps=1e-3, weight_decay=0.0, maximize=True))]
+CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.3, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, betas=(0.3, 0.9))),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+    ("AdamW", dict(lr=0.01, betas=(0.5, 0.8), eps=1e-3, weight_decay=0.0, maximize=True)),
+]
 
 
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
@@ -48,6 +54,7 @@ def test_same_trajectory_as_pytorch(name, kw):
 def test_same_repr_as_pytorch(name, kw):
     def run(lib):
         return repr(getattr(lib.optim, name)([lib.nn.Parameter(lib.zeros(1))], **kw))
+
     assert run(leafkit) == run(torch)
 
 
@@ -59,15 +66,27 @@ def test_state_keys_as_pytorch():
         opt.step()
         sd = opt.state_dict()
         return sorted(opt.state[p]), sorted(sd), sorted(sd["param_groups"][0]), sorted(sd["state"])
-    for name, kw in [("SGD", {"momentum": 0.9}), ("Adam", {}), ("Adam", {"amsgrad": True}), ("AdamW", {}),
-                     ("AdamW", {"amsgrad": True})]:
+
+    for name, kw in [
+        ("SGD", {"momentum": 0.9}),
+        ("Adam", {}),
+        ("Adam", {"amsgrad": True}),
+        ("AdamW", {}),
+        ("AdamW", {"amsgrad": True}),
+    ]:
         assert run(leafkit, name, **kw) == run(torch, name, **kw)
 
 
-@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True,
-                                                                          weight_decay=0.01)),
-                                     ("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
-                                     ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.1))])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("SGD", dict(lr=0.1)),
+        ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+        ("Adam", dict(lr=0.01)),
+        ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
+        ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
+    ],
+)
 def test_agrees_with_pytorch_to_float32_rounding(name, kw):
     """What the docstrings promise: float32 rounding after several steps, not bit for bit (PyTorch uses fma)."""
     rng = np.random.default_rng(1)
@@ -81,6 +100,7 @@ def test_agrees_with_pytorch_to_float32_rounding(name, kw):
             p.grad = lib.from_numpy(g.copy())
             opt.step()
         return p.detach().numpy().copy()
+
     got, want = run(leafkit), run(torch)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
 
@@ -104,5 +124,5 @@ def test_adamw_defaults_errors_and_state_dict_as_pytorch():
         opt.step()
         out.append([round(v, 6) for v in p.detach().tolist()])
         return out
-    assert run(leafkit) == run(torch)
 
+    assert run(leafkit) == run(torch)

@@ -1,4 +1,5 @@
 """optim: Optimizer, SGD, Adam — leaves only, in-place updates, skipping None grads, PyTorch's errors and formulas."""
+
 from __future__ import annotations
 
 import math
@@ -15,25 +16,42 @@ def _param(values, device="cpu"):
 
 
 # -- construction errors ------------------------------------------------------------------------------
-@pytest.mark.parametrize("make,exc,msg", [
-    (lambda p: torch.optim.SGD([p * 2], lr=0.1), ValueError, "can't optimize a non-leaf Tensor"),
-    (lambda p: torch.optim.SGD(p, lr=0.1), TypeError,
-     "params argument given to the optimizer should be an iterable of Tensors or dicts, but got torch.FloatTensor"),
-    (lambda p: torch.optim.SGD([], lr=0.1), ValueError, "optimizer got an empty parameter list"),
-    (lambda p: torch.optim.SGD([p], lr=-1), ValueError, "Invalid learning rate: -1"),
-    (lambda p: torch.optim.SGD([p], lr=0.1, momentum=-1), ValueError, "Invalid momentum value: -1"),
-    (lambda p: torch.optim.SGD([p], lr=0.1, weight_decay=-1), ValueError, "Invalid weight_decay value: -1"),
-    (lambda p: torch.optim.SGD([p], lr=0.1, nesterov=True), ValueError,
-     "Nesterov momentum requires a momentum and zero dampening"),
-    (lambda p: torch.optim.SGD([1.0], lr=0.1), TypeError, "optimizer can only optimize Tensors, but one of the params is float"),
-    (lambda p: torch.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1), ValueError,
-     "some parameters appear in more than one parameter group"),
-    (lambda p: torch.optim.Adam([p], lr=-1), ValueError, "Invalid learning rate: -1"),
-    (lambda p: torch.optim.Adam([p], eps=-1), ValueError, "Invalid epsilon value: -1"),
-    (lambda p: torch.optim.Adam([p], betas=(1.0, 0.9)), ValueError, "Invalid beta parameter at index 0: 1.0"),
-    (lambda p: torch.optim.Adam([p], betas=(0.9, -0.1)), ValueError, "Invalid beta parameter at index 1: -0.1"),
-    (lambda p: torch.optim.Adam([p], weight_decay=-1), ValueError, "Invalid weight_decay value: -1"),
-])
+@pytest.mark.parametrize(
+    "make,exc,msg",
+    [
+        (lambda p: torch.optim.SGD([p * 2], lr=0.1), ValueError, "can't optimize a non-leaf Tensor"),
+        (
+            lambda p: torch.optim.SGD(p, lr=0.1),
+            TypeError,
+            "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
+            "torch.FloatTensor",
+        ),
+        (lambda p: torch.optim.SGD([], lr=0.1), ValueError, "optimizer got an empty parameter list"),
+        (lambda p: torch.optim.SGD([p], lr=-1), ValueError, "Invalid learning rate: -1"),
+        (lambda p: torch.optim.SGD([p], lr=0.1, momentum=-1), ValueError, "Invalid momentum value: -1"),
+        (lambda p: torch.optim.SGD([p], lr=0.1, weight_decay=-1), ValueError, "Invalid weight_decay value: -1"),
+        (
+            lambda p: torch.optim.SGD([p], lr=0.1, nesterov=True),
+            ValueError,
+            "Nesterov momentum requires a momentum and zero dampening",
+        ),
+        (
+            lambda p: torch.optim.SGD([1.0], lr=0.1),
+            TypeError,
+            "optimizer can only optimize Tensors, but one of the params is float",
+        ),
+        (
+            lambda p: torch.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1),
+            ValueError,
+            "some parameters appear in more than one parameter group",
+        ),
+        (lambda p: torch.optim.Adam([p], lr=-1), ValueError, "Invalid learning rate: -1"),
+        (lambda p: torch.optim.Adam([p], eps=-1), ValueError, "Invalid epsilon value: -1"),
+        (lambda p: torch.optim.Adam([p], betas=(1.0, 0.9)), ValueError, "Invalid beta parameter at index 0: 1.0"),
+        (lambda p: torch.optim.Adam([p], betas=(0.9, -0.1)), ValueError, "Invalid beta parameter at index 1: -0.1"),
+        (lambda p: torch.optim.Adam([p], weight_decay=-1), ValueError, "Invalid weight_decay value: -1"),
+    ],
+)
 def test_construction_errors(make, exc, msg):
     p = torch.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(exc) as e:
@@ -61,8 +79,18 @@ def test_param_groups_and_defaults():
     assert [g["lr"] for g in opt.param_groups] == [0.1, 0.5]
     assert opt.param_groups[1]["params"][0] is b
     assert opt.defaults["momentum"] == 0.9 and opt.param_groups[1]["momentum"] == 0.9
-    assert set(opt.param_groups[0]) == {"params", "lr", "momentum", "dampening", "weight_decay", "nesterov",
-                                        "maximize", "foreach", "differentiable", "fused"}
+    assert set(opt.param_groups[0]) == {
+        "params",
+        "lr",
+        "momentum",
+        "dampening",
+        "weight_decay",
+        "nesterov",
+        "maximize",
+        "foreach",
+        "differentiable",
+        "fused",
+    }
     assert torch.optim.SGD([a]).param_groups[0]["lr"] == 0.001  # PyTorch 2.x default
 
 
@@ -119,6 +147,7 @@ def test_closure_runs_with_grad_enabled():
         loss = (p * p).sum()
         loss.backward()
         return loss
+
     with torch.no_grad():
         loss = opt.step(closure)
     assert float(loss) == 9.0 and p.tolist() == pytest.approx([2.4])
@@ -155,9 +184,16 @@ def _adam_reference(w, grads, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0
 GRADS = [[0.5, -1.0, 2.0], [0.25, 0.5, -1.0], [1.0, 1.0, 1.0], [-0.5, 0.0, 3.0]]
 
 
-@pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.05, momentum=0.9, nesterov=True),
-                                dict(lr=0.1, momentum=0.5, dampening=0.3, weight_decay=0.01),
-                                dict(lr=0.1, maximize=True)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(lr=0.1),
+        dict(lr=0.1, momentum=0.9),
+        dict(lr=0.05, momentum=0.9, nesterov=True),
+        dict(lr=0.1, momentum=0.5, dampening=0.3, weight_decay=0.01),
+        dict(lr=0.1, maximize=True),
+    ],
+)
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_sgd_formula(kw, device):
     p = nn.Parameter(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, device=device))
@@ -170,8 +206,15 @@ def test_sgd_formula(kw, device):
         assert opt.state[p]["momentum_buffer"].device.type == device
 
 
-@pytest.mark.parametrize("kw", [dict(lr=0.01), dict(lr=0.1, betas=(0.8, 0.99), eps=1e-6),
-                                dict(lr=0.01, weight_decay=0.1), dict(lr=0.01, amsgrad=True)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(lr=0.01),
+        dict(lr=0.1, betas=(0.8, 0.99), eps=1e-6),
+        dict(lr=0.01, weight_decay=0.1),
+        dict(lr=0.01, amsgrad=True),
+    ],
+)
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_adam_formula(kw, device):
     p = nn.Parameter(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, device=device))
@@ -195,12 +238,18 @@ def test_adamw_decoupled_weight_decay():
 
 def test_repr_matches_pytorch_layout():
     opt = torch.optim.SGD([_param([1.0])], lr=0.1, momentum=0.9)
-    assert repr(opt) == ("SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n    foreach: None\n"
-                         "    fused: None\n    lr: 0.1\n    maximize: False\n    momentum: 0.9\n    nesterov: False\n"
-                         "    weight_decay: 0\n)")
+    assert repr(opt) == (
+        "SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n    foreach: None\n"
+        "    fused: None\n    lr: 0.1\n    maximize: False\n    momentum: 0.9\n    nesterov: False\n"
+        "    weight_decay: 0\n)"
+    )
     adam = torch.optim.Adam([_param([1.0])])
-    assert repr(adam).splitlines()[:4] == ["Adam (", "Parameter Group 0", "    amsgrad: False",
-                                           "    betas: (0.9, 0.999)"]
+    assert repr(adam).splitlines()[:4] == [
+        "Adam (",
+        "Parameter Group 0",
+        "    amsgrad: False",
+        "    betas: (0.9, 0.999)",
+    ]
 
 
 def test_state_dict_round_trip():

@@ -15,6 +15,7 @@ Two parts:
   difference, ``KNOWN`` skips the steps that would hit it: when that case
   passes, delete its entry here so the random programs cover it again.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -47,12 +48,17 @@ def test_discrepancy(name):
 #: it works the entry has to go.
 NOT_PLANNED = {
     "bfloat16": "NumPy has no bfloat16: the engine picks kernels and promotion by NumPy dtype kind, and ml_dtypes' "
-                "bfloat16 is a kind-'V' type that none of them accept (README, 'What leafkit leaves out')",
+    "bfloat16 is a kind-'V' type that none of them accept (README, 'What leafkit leaves out')",
 }
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=NOT_PLANNED[n], strict=True))
-                                  if n in NOT_PLANNED else n for n in sorted(MISSING)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=NOT_PLANNED[n], strict=True)) if n in NOT_PLANNED else n
+        for n in sorted(MISSING)
+    ],
+)
 def test_missing_api(name):
     """PyTorch API a learner meets (values, node names, first derivatives) that leafkit lacks or gets wrong."""
     want, got = Recorder(torch), Recorder(leafkit)
@@ -74,8 +80,12 @@ print([str(w.message).split(chr(10))[0][:60] for w in caught], t.requires_grad, 
 
 def test_tensor_from_a_list_of_scalars_that_require_grad_warns():
     """Issue 9, fault 5's kind: ``torch.tensor([x[0], x[1]])`` converts each element to a Python scalar."""
-    out = {lib: subprocess.run([sys.executable, "-c", GRAD_SCALARS.format(lib=lib)], capture_output=True, text=True,
-                               check=True).stdout for lib in ("torch", "leafkit")}
+    out = {
+        lib: subprocess.run(
+            [sys.executable, "-c", GRAD_SCALARS.format(lib=lib)], capture_output=True, text=True, check=True
+        ).stdout
+        for lib in ("torch", "leafkit")
+    }
     assert out["leafkit"] == out["torch"]
 
 
@@ -110,8 +120,14 @@ def steps(unary, binary, modes):
     return st.one_of(
         st.tuples(st.just("u"), st.sampled_from(sorted(unary)), index, index, mode, st.none()),
         st.tuples(st.just("b"), st.sampled_from(sorted(binary)), index, index, mode, st.none()),
-        st.tuples(st.just("set"), st.just(""), index, index, mode,
-                  st.tuples(st.sampled_from(sorted(ap.KEYS)), st.sampled_from(ap.VALUES), st.booleans())),
+        st.tuples(
+            st.just("set"),
+            st.just(""),
+            index,
+            index,
+            mode,
+            st.tuples(st.sampled_from(sorted(ap.KEYS)), st.sampled_from(ap.VALUES), st.booleans()),
+        ),
         st.tuples(st.just("inplace"), st.sampled_from(sorted(ap.INPLACE)), index, index, mode, st.none()),
         st.tuples(st.just("retain"), st.just(""), index, index, st.just("grad"), st.none()),
         st.tuples(st.just("hook"), st.just(""), index, index, st.just("grad"), st.none()),
@@ -122,9 +138,13 @@ final = st.tuples(st.booleans(), st.lists(st.sampled_from([1.0, -0.5, 2.0]), min
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(values, st.booleans(), st.sampled_from(["float32", "float32", "float64"])),
-                min_size=1, max_size=3),
-       st.lists(steps(ap.EXACT_UNARY, ap.EXACT_BINARY, ap.MODES), min_size=1, max_size=8), final)
+@given(
+    st.lists(
+        st.tuples(values, st.booleans(), st.sampled_from(["float32", "float32", "float64"])), min_size=1, max_size=3
+    ),
+    st.lists(steps(ap.EXACT_UNARY, ap.EXACT_BINARY, ap.MODES), min_size=1, max_size=8),
+    final,
+)
 def test_exact_programs_match_pytorch(leaves, program, fin):
     """Ties, halfway points and integer boundaries really occur (multiples of 0.5): values agree to a few ulps."""
     want = ap.run(torch, leaves, program, fin, skip=skip_known)
@@ -134,10 +154,19 @@ def test_exact_programs_match_pytorch(leaves, program, fin):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(values, st.just(True), st.just("float64")), min_size=1, max_size=2),
-       st.lists(steps({**ap.EXACT_UNARY, **ap.SMOOTH_UNARY}, {**ap.EXACT_BINARY, **ap.SMOOTH_BINARY},
-                      ["grad", "grad", "grad", "no_grad"]), min_size=1, max_size=6),
-       st.tuples(st.just(True), st.lists(st.sampled_from([1.0, -0.5, 2.0]), min_size=1, max_size=3)))
+@given(
+    st.lists(st.tuples(values, st.just(True), st.just("float64")), min_size=1, max_size=2),
+    st.lists(
+        steps(
+            {**ap.EXACT_UNARY, **ap.SMOOTH_UNARY},
+            {**ap.EXACT_BINARY, **ap.SMOOTH_BINARY},
+            ["grad", "grad", "grad", "no_grad"],
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.tuples(st.just(True), st.lists(st.sampled_from([1.0, -0.5, 2.0]), min_size=1, max_size=3)),
+)
 def test_programs_with_create_graph_match_pytorch(leaves, program, fin):
     """``backward(create_graph=True)``: the ``.grad`` states, their graphs, and a second derivative through them."""
     unary = {**ap.EXACT_UNARY, **ap.SMOOTH_UNARY}
@@ -148,19 +177,45 @@ def test_programs_with_create_graph_match_pytorch(leaves, program, fin):
 
 
 optimizers = st.one_of(
-    st.tuples(st.just("SGD"), st.fixed_dictionaries({"lr": st.sampled_from([0.05, 0.2])}, optional={
-        "momentum": st.sampled_from([0.0, 0.9]), "weight_decay": st.sampled_from([0.0, 0.01]),
-        "dampening": st.sampled_from([0.0, 0.1]), "maximize": st.booleans()})),
-    st.tuples(st.just("Adam"), st.fixed_dictionaries({"lr": st.sampled_from([0.01, 0.1])}, optional={
-        "betas": st.sampled_from([(0.9, 0.999), (0.8, 0.9)]), "weight_decay": st.sampled_from([0.0, 0.1]),
-        "amsgrad": st.booleans(), "eps": st.sampled_from([1e-8, 1e-3]), "maximize": st.booleans()})),
+    st.tuples(
+        st.just("SGD"),
+        st.fixed_dictionaries(
+            {"lr": st.sampled_from([0.05, 0.2])},
+            optional={
+                "momentum": st.sampled_from([0.0, 0.9]),
+                "weight_decay": st.sampled_from([0.0, 0.01]),
+                "dampening": st.sampled_from([0.0, 0.1]),
+                "maximize": st.booleans(),
+            },
+        ),
+    ),
+    st.tuples(
+        st.just("Adam"),
+        st.fixed_dictionaries(
+            {"lr": st.sampled_from([0.01, 0.1])},
+            optional={
+                "betas": st.sampled_from([(0.9, 0.999), (0.8, 0.9)]),
+                "weight_decay": st.sampled_from([0.0, 0.1]),
+                "amsgrad": st.booleans(),
+                "eps": st.sampled_from([1e-8, 1e-3]),
+                "maximize": st.booleans(),
+            },
+        ),
+    ),
 )
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.tuples(st.lists(st.integers(-4, 4).map(lambda i: i / 8), min_size=3, max_size=7), optimizers,
-                 st.integers(1, 4), st.booleans(), st.sampled_from([0.1, 0.5, None]),
-                 st.sampled_from(["tanh", "relu"])))
+@given(
+    st.tuples(
+        st.lists(st.integers(-4, 4).map(lambda i: i / 8), min_size=3, max_size=7),
+        optimizers,
+        st.integers(1, 4),
+        st.booleans(),
+        st.sampled_from([0.1, 0.5, None]),
+        st.sampled_from(["tanh", "relu"]),
+    )
+)
 def test_training_loops_match_pytorch(cfg):
     """Linear, BatchNorm1d, Dropout(p=0), RNNCell and BCEWithLogitsLoss under SGD/Adam: losses, parameters, stats."""
     with warnings.catch_warnings():
@@ -174,8 +229,11 @@ vector = st.lists(st.integers(-4, 4).map(lambda i: i / 2), min_size=3, max_size=
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(sorted(ap.FUNCTIONAL_OPS)), min_size=1, max_size=3),
-       st.lists(vector, min_size=1, max_size=2), st.lists(vector, min_size=2, max_size=2))
+@given(
+    st.lists(st.sampled_from(sorted(ap.FUNCTIONAL_OPS)), min_size=1, max_size=3),
+    st.lists(vector, min_size=1, max_size=2),
+    st.lists(vector, min_size=2, max_size=2),
+)
 def test_autograd_functional_matches_pytorch(ops, xs, vs):
     """jacobian/hessian/vjp/jvp/hvp/vhp with tensor and tuple inputs, strict, create_graph."""
     vs = vs[: len(xs)]

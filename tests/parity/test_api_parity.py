@@ -1,14 +1,15 @@
 """Issue 9's faults and new API on leafkit and on PyTorch: the same values, node names, errors and warnings."""
+
 from __future__ import annotations
 
 import subprocess
 import sys
 
 import pytest
-
-import leafkit
 from api_cases import CASES
 from cases import run_case
+
+import leafkit
 
 torch = pytest.importorskip("torch")
 
@@ -37,15 +38,32 @@ print(out)
 """
 
 
-@pytest.mark.parametrize("name, expr", [("float", "float(p)"), ("int", "int(p)"), ("bool", "bool(p)"),
-                                        ("complex", "complex(p)"), ("item", "p.item()"),
-                                        ("math.floor", "math.floor(p)"), ("np.float64", "np.float64(p)"),
-                                        ("float of a non-leaf", "float(p * 2)"), ("tolist", "p.tolist()"),
-                                        ("format", "f'{p:.2f}'")])
+@pytest.mark.parametrize(
+    "name, expr",
+    [
+        ("float", "float(p)"),
+        ("int", "int(p)"),
+        ("bool", "bool(p)"),
+        ("complex", "complex(p)"),
+        ("item", "p.item()"),
+        ("math.floor", "math.floor(p)"),
+        ("np.float64", "np.float64(p)"),
+        ("float of a non-leaf", "float(p * 2)"),
+        ("tolist", "p.tolist()"),
+        ("format", "f'{p:.2f}'"),
+    ],
+)
 def test_scalar_conversion_warnings(name, expr):
     """PyTorch warns (once per process) where a conversion drops the graph through __float__/__complex__."""
-    runs = {lib: subprocess.run([sys.executable, "-c", SCALARS.format(lib=lib, name=name, expr=expr)],
-                                capture_output=True, text=True, check=True).stdout for lib in ("torch", "leafkit")}
+    runs = {
+        lib: subprocess.run(
+            [sys.executable, "-c", SCALARS.format(lib=lib, name=name, expr=expr)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for lib in ("torch", "leafkit")
+    }
     assert runs["leafkit"] == runs["torch"]
 
 
@@ -65,7 +83,11 @@ print(seen)
 
 
 def test_typed_storage_warns_once_per_process():
-    runs = {lib: subprocess.run([sys.executable, "-c", STORAGE.format(lib=lib)], capture_output=True, text=True,
-                                check=True).stdout for lib in ("torch", "leafkit")}
+    runs = {
+        lib: subprocess.run(
+            [sys.executable, "-c", STORAGE.format(lib=lib)], capture_output=True, text=True, check=True
+        ).stdout
+        for lib in ("torch", "leafkit")
+    }
     assert runs["leafkit"] == runs["torch"]
     assert "TypedStorage is deprecated" in runs["leafkit"]

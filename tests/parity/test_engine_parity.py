@@ -1,10 +1,11 @@
 """Engine behaviour beyond the articles (hooks, accumulation, next_functions, views, grad modes, reprs) vs PyTorch."""
+
 from __future__ import annotations
 
 import pytest
+from cases import ENGINE_CASES, run_case
 
 import leafkit
-from cases import ENGINE_CASES, run_case
 
 torch = pytest.importorskip("torch")
 

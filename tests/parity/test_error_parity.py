@@ -1,10 +1,10 @@
 """The error snippets of tests/engine/test_errors.py raise the same class, with the same key phrase, on PyTorch."""
+
 from __future__ import annotations
 
 import warnings
 
 import pytest
-
 from engine.test_errors import CASES
 
 torch = pytest.importorskip("torch")

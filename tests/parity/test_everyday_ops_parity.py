@@ -5,6 +5,7 @@ Each case is a function of the library; both runs are described the same way (a 
 values to 5 decimals, ``requires_grad`` and node name; an error by its class and message; the warnings it gave)
 and must agree.
 """
+
 from __future__ import annotations
 
 import math
@@ -331,6 +332,7 @@ CASES = {
     "storage_offset of a split piece": lambda L: _m(L).split(1)[1].storage_offset(),
 }
 
+
 def _no_grad(L, f):
     with L.no_grad():
         return f()
@@ -437,8 +439,10 @@ def _inplace_shifts(L):
     z = L.tensor([4, 8], dtype=L.int32)
     z >>= L.tensor([1, 1])
     out.append(z)
-    for f in (lambda: L.tensor([4, 8], dtype=L.int32).__ilshift__(1.5),
-              lambda: L.tensor([1.0], requires_grad=True).__irshift__(1)):
+    for f in (
+        lambda: L.tensor([4, 8], dtype=L.int32).__ilshift__(1.5),
+        lambda: L.tensor([1.0], requires_grad=True).__irshift__(1),
+    ):
         try:
             f()
         except RuntimeError as e:
@@ -449,10 +453,18 @@ def _inplace_shifts(L):
 def describe(L, v):
     if isinstance(v, L.Tensor):
         fn = v.grad_fn
-        values = [None if isinstance(a, float) and math.isnan(a) else (round(a, 5) if isinstance(a, float) else a)
-                  for a in v.detach().reshape(-1).tolist()]
-        return ("tensor", str(v.dtype).replace("torch.", ""), tuple(v.shape), values, v.requires_grad,
-                None if fn is None else fn.name())
+        values = [
+            None if isinstance(a, float) and math.isnan(a) else (round(a, 5) if isinstance(a, float) else a)
+            for a in v.detach().reshape(-1).tolist()
+        ]
+        return (
+            "tensor",
+            str(v.dtype).replace("torch.", ""),
+            tuple(v.shape),
+            values,
+            v.requires_grad,
+            None if fn is None else fn.name(),
+        )
     if isinstance(v, (tuple, list)):
         return tuple(describe(L, a) for a in v)
     if isinstance(v, L.Size):
@@ -470,8 +482,9 @@ def observe(L, name):
         except Exception as e:  # noqa: BLE001 - the error is the observation
             out = ("error", type(e).__name__, str(e))
     # PyTorch's C++ warnings end with where in its sources they were raised; that part is not compared
-    return out, sorted({(w.category.__name__, str(w.message).splitlines()[0].split(" (Triggered internally")[0])
-                        for w in caught})
+    return out, sorted(
+        {(w.category.__name__, str(w.message).splitlines()[0].split(" (Triggered internally")[0]) for w in caught}
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -10,11 +10,13 @@ earlier nodes several times, ops that pass gradients through, and a loss
 that reads many nodes.  The gradients (and, through ``create_graph``, the
 second derivatives) must equal PyTorch's exactly up to rounding.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import leafkit
 
@@ -67,8 +69,12 @@ step = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(vector, min_size=1, max_size=2), st.lists(step, min_size=2, max_size=14),
-       st.lists(st.sampled_from([0.0, 1.0, 0.5, -2.0]), min_size=14, max_size=14), st.booleans())
+@given(
+    st.lists(vector, min_size=1, max_size=2),
+    st.lists(step, min_size=2, max_size=14),
+    st.lists(st.sampled_from([0.0, 1.0, 0.5, -2.0]), min_size=14, max_size=14),
+    st.booleans(),
+)
 def test_gradient_routing_matches_pytorch(leaves, program, weights, second):
     want = gradients(torch, leaves, program, weights, second)
     got = gradients(leafkit, leaves, program, weights, second)

@@ -1,5 +1,6 @@
 """``torch.autograd.grad(..., is_grads_batched=True)`` next to real PyTorch: values, shapes, unused inputs,
 graph retention and the errors (PyTorch runs the rows with vmap; leafkit runs one pass per row)."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,11 +34,11 @@ def twice(lib, x, keep):
 CASES = {
     "jacobian": lambda lib, x, y: grad(lib, x * x, x, lib.eye(3)),
     "scalar_output": lambda lib, x, y: grad(lib, (x * x).sum(), x, lib.tensor([1.0, 2.0])),
-    "two_outputs": lambda lib, x, y: grad(lib, [x * x, (x * y[0]).sum()], [x, y],
-                                          [lib.eye(3), lib.tensor([1.0, 2.0, 3.0])]),
-    "create_graph": lambda lib, x, y: grad(lib, x ** 3, x, lib.eye(3), create_graph=True),
-    "hessian": lambda lib, x, y: grad(lib, lib.autograd.grad((x ** 3).sum(), x, create_graph=True)[0], x,
-                                      lib.eye(3)),
+    "two_outputs": lambda lib, x, y: grad(
+        lib, [x * x, (x * y[0]).sum()], [x, y], [lib.eye(3), lib.tensor([1.0, 2.0, 3.0])]
+    ),
+    "create_graph": lambda lib, x, y: grad(lib, x**3, x, lib.eye(3), create_graph=True),
+    "hessian": lambda lib, x, y: grad(lib, lib.autograd.grad((x**3).sum(), x, create_graph=True)[0], x, lib.eye(3)),
     "unused": lambda lib, x, y: grad(lib, x * x, [x, y], lib.eye(3), allow_unused=True),
     "unused_error": lambda lib, x, y: grad(lib, x * x, [x, y], lib.eye(3)),
     "materialize": lambda lib, x, y: grad(lib, x * x, [x, y], lib.eye(3), materialize_grads=True),

@@ -1,14 +1,15 @@
 """Gradients of gradients on leafkit and on PyTorch: the same values, ``.grad`` states, graphs, warnings, errors."""
+
 from __future__ import annotations
 
 import subprocess
 import sys
 
 import pytest
-
-import leafkit
 from cases import run_case
 from higher_order_cases import CASES
+
+import leafkit
 
 torch = pytest.importorskip("torch")
 
@@ -36,7 +37,11 @@ print([str(w.message).split(' which')[0] for w in caught])
 
 
 def test_reference_cycle_warning_once_per_process():
-    out = {lib: subprocess.run([sys.executable, "-c", CYCLE.format(lib=lib)], capture_output=True, text=True,
-                               check=True).stdout for lib in ("torch", "leafkit")}
+    out = {
+        lib: subprocess.run(
+            [sys.executable, "-c", CYCLE.format(lib=lib)], capture_output=True, text=True, check=True
+        ).stdout
+        for lib in ("torch", "leafkit")
+    }
     assert out["leafkit"] == out["torch"]
     assert "reference cycle" in out["leafkit"]

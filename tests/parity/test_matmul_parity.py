@@ -1,5 +1,6 @@
 """matmul on every pairing of 1-D..4-D shapes (with and without broadcast batches, either side requiring grad):
 the same values, gradients and graph as PyTorch's composition of dot/mv/mm/bmm/expand/reshape."""
+
 from __future__ import annotations
 
 import itertools
@@ -31,8 +32,12 @@ def _run(lib, an, bn, ra, rb):
     except RuntimeError as e:
         return ("error", str(e).split(" (")[0][:40])
     out.sum().backward()
-    return (_names(out.grad_fn, []), out.detach().numpy(), None if a.grad is None else a.grad.numpy(),
-            None if b.grad is None else b.grad.numpy())
+    return (
+        _names(out.grad_fn, []),
+        out.detach().numpy(),
+        None if a.grad is None else a.grad.numpy(),
+        None if b.grad is None else b.grad.numpy(),
+    )
 
 
 @pytest.mark.parametrize("sa, sb", list(itertools.product(A_SHAPES, B_SHAPES)), ids=str)

@@ -1,14 +1,16 @@
 """Every row of ``tests/op_db.py`` on leafkit and on PyTorch: values, gradients, second derivatives, and the
 node names of the forward graph and of the recorded backward graph."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from higher_order_cases import tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from op_db import ROWS
 
 import leafkit
-from higher_order_cases import tree
-from op_db import ROWS
 
 torch = pytest.importorskip("torch")
 
@@ -30,8 +32,7 @@ def observe(lib, row, arrays):
         with pytest.raises(RuntimeError, match=row.backward_raises):
             out.sum().backward()
         return obs
-    w = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), dtype=lib.float64,
-                   requires_grad=True)
+    w = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), dtype=lib.float64, requires_grad=True)
     grads = lib.autograd.grad((out * w).sum(), xs, create_graph=True, allow_unused=True)
     obs["grads"] = [_np(g) for g in grads]
     obs["graphs"] = [None if g is None else tree(g.grad_fn, 4) for g in grads]

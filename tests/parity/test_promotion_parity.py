@@ -1,6 +1,7 @@
 """Integer dtypes (uint8, int8, int16) and type promotion next to real PyTorch: ``torch.result_type``,
 ``torch.promote_types``, ``torch.can_cast`` over every pair of leafkit's dtypes, and uint8 arithmetic
 (wrap-around, promotion with other dtypes and Python numbers, printing)."""
+
 from __future__ import annotations
 
 import itertools
@@ -44,6 +45,7 @@ def test_promote_types_and_can_cast(a, b):
 def test_result_type_of_tensors_and_0d_tensors(a, b):
     def t(lib, d, dims):
         return lib.ones(2, dtype=getattr(lib, d)) if dims else lib.ones((), dtype=getattr(lib, d))
+
     for da, db in ((True, True), (True, False), (False, True), (False, False)):
         both(lambda lib, da=da, db=db: lib.result_type(t(lib, a, da), t(lib, b, db)))
 
@@ -57,11 +59,19 @@ def test_result_type_with_numbers_and_the_arithmetic_that_follows(d, number):
     both(lambda lib: lib.tensor([1, 0], dtype=getattr(lib, d)) * number)
 
 
-@pytest.mark.parametrize("case", [
-    lambda lib: lib.result_type(2, 2.5), lambda lib: lib.result_type(2, True), lambda lib: lib.result_type(True, False),
-    lambda lib: lib.result_type(lib.ones(1), "a"), lambda lib: lib.promote_types(lib.int32, "a"),
-    lambda lib: lib.can_cast(lib.int32, 1), lambda lib: lib.promote_types(lib.float32, lib.float32),
-], ids=["numbers", "int_bool", "bools", "str", "promote_str", "can_cast_int", "same"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda lib: lib.result_type(2, 2.5),
+        lambda lib: lib.result_type(2, True),
+        lambda lib: lib.result_type(True, False),
+        lambda lib: lib.result_type(lib.ones(1), "a"),
+        lambda lib: lib.promote_types(lib.int32, "a"),
+        lambda lib: lib.can_cast(lib.int32, 1),
+        lambda lib: lib.promote_types(lib.float32, lib.float32),
+    ],
+    ids=["numbers", "int_bool", "bools", "str", "promote_str", "can_cast_int", "same"],
+)
 def test_promotion_arguments(case):
     got, want = run(leafkit, case), run(torch, case)
     if got[0] == "error" and want[0] == "error":  # the message's list of signatures differs: compare its start
@@ -71,23 +81,44 @@ def test_promotion_arguments(case):
 
 
 UINT8 = {
-    "add": lambda lib, u: u + 10, "add_wraps": lambda lib, u: u + 300, "add_negative": lambda lib, u: u + (-1),
-    "sub": lambda lib, u: u - 251, "rsub": lambda lib, u: 5 - u, "mul": lambda lib, u: u * 2, "neg": lambda lib, u: -u,
-    "div": lambda lib, u: u / 2, "floordiv": lambda lib, u: u // 3, "mod": lambda lib, u: u % 7,
-    "add_float": lambda lib, u: u + 2.5, "int8": lambda lib, u: u + lib.tensor([-5, 3, 100], dtype=lib.int8),
+    "add": lambda lib, u: u + 10,
+    "add_wraps": lambda lib, u: u + 300,
+    "add_negative": lambda lib, u: u + (-1),
+    "sub": lambda lib, u: u - 251,
+    "rsub": lambda lib, u: 5 - u,
+    "mul": lambda lib, u: u * 2,
+    "neg": lambda lib, u: -u,
+    "div": lambda lib, u: u / 2,
+    "floordiv": lambda lib, u: u // 3,
+    "mod": lambda lib, u: u % 7,
+    "add_float": lambda lib, u: u + 2.5,
+    "int8": lambda lib, u: u + lib.tensor([-5, 3, 100], dtype=lib.int8),
     "int16": lambda lib, u: u + lib.tensor([1, 1, 1], dtype=lib.int16),
-    "int64": lambda lib, u: u + lib.tensor([1, 2, 3]), "bool": lambda lib, u: u + lib.tensor([True, False, True]),
-    "0d_int64": lambda lib, u: u + lib.tensor(300), "sum": lambda lib, u: u.sum(), "mean": lambda lib, u: u.mean(),
-    "max": lambda lib, u: u.max(), "float": lambda lib, u: u.float(), "compare": lambda lib, u: u > 5,
-    "inplace": lambda lib, u: u.clone().add_(10), "inplace_float": lambda lib, u: u.clone().add_(1.5),
-    "pow": lambda lib, u: u ** 2, "abs": lambda lib, u: u.abs(), "relu": lambda lib, u: u.relu(),
-    "clamp": lambda lib, u: u.clamp(1, 100), "matmul": lambda lib, u: u @ lib.tensor([1, 1, 1], dtype=lib.uint8),
+    "int64": lambda lib, u: u + lib.tensor([1, 2, 3]),
+    "bool": lambda lib, u: u + lib.tensor([True, False, True]),
+    "0d_int64": lambda lib, u: u + lib.tensor(300),
+    "sum": lambda lib, u: u.sum(),
+    "mean": lambda lib, u: u.mean(),
+    "max": lambda lib, u: u.max(),
+    "float": lambda lib, u: u.float(),
+    "compare": lambda lib, u: u > 5,
+    "inplace": lambda lib, u: u.clone().add_(10),
+    "inplace_float": lambda lib, u: u.clone().add_(1.5),
+    "pow": lambda lib, u: u**2,
+    "abs": lambda lib, u: u.abs(),
+    "relu": lambda lib, u: u.relu(),
+    "clamp": lambda lib, u: u.clamp(1, 100),
+    "matmul": lambda lib, u: u @ lib.tensor([1, 1, 1], dtype=lib.uint8),
     "requires_grad": lambda lib, u: lib.tensor([1], dtype=lib.uint8, requires_grad=True),
     "from_float": lambda lib, u: lib.tensor([300.7, 2.9]).to(lib.uint8),
     "byte": lambda lib, u: lib.tensor([1.7]).byte(),
-    "char": lambda lib, u: lib.tensor([1.7, -3.2]).char(), "short": lambda lib, u: lib.tensor([7.9]).short(),
-    "type": lambda lib, u: u.type(), "where": lambda lib, u: lib.where(u > 5, u, 0), "exp": lambda lib, u: u.exp(),
-    "zeros": lambda lib, u: lib.zeros(2, dtype=lib.uint8), "arange": lambda lib, u: lib.arange(3, dtype=lib.uint8),
+    "char": lambda lib, u: lib.tensor([1.7, -3.2]).char(),
+    "short": lambda lib, u: lib.tensor([7.9]).short(),
+    "type": lambda lib, u: u.type(),
+    "where": lambda lib, u: lib.where(u > 5, u, 0),
+    "exp": lambda lib, u: u.exp(),
+    "zeros": lambda lib, u: lib.zeros(2, dtype=lib.uint8),
+    "arange": lambda lib, u: lib.arange(3, dtype=lib.uint8),
     "attrs": lambda lib, u: (lib.uint8.itemsize, lib.uint8.is_signed, lib.uint8.is_floating_point, str(lib.short)),
     "int8_wraps": lambda lib, u: lib.tensor([100, -100], dtype=lib.int8) * 2,
 }

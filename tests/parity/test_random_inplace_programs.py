@@ -6,21 +6,37 @@ in-place change of either rebases history (``CopySlices``,
 ``AsStridedBackward0``), and a tensor saved for backward and changed since
 must make backward fail.  hypothesis draws the programs.
 """
+
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import leafkit
 
 torch = pytest.importorskip("torch")
 
 VIEWS = ["row0", "col1", "slice", "t", "view", "select_last"]
-INPLACE = ["add", "mul", "mul_self", "zero", "fill", "copy_other", "setitem", "sub_scaled", "div", "relu_", "exp_",
-           "abs_", "sigmoid_", "neg_"]
+INPLACE = [
+    "add",
+    "mul",
+    "mul_self",
+    "zero",
+    "fill",
+    "copy_other",
+    "setitem",
+    "sub_scaled",
+    "div",
+    "relu_",
+    "exp_",
+    "abs_",
+    "sigmoid_",
+    "neg_",
+]
 PURE = ["exp", "square", "tanh", "mul_leaf"]
 
 
@@ -116,7 +132,8 @@ def run(lib, data, program):
 
 
 arrays = st.lists(st.integers(-8, 8).map(lambda i: i / 4), min_size=6, max_size=6).map(
-    lambda v: np.array(v, dtype=np.float32).reshape(2, 3))
+    lambda v: np.array(v, dtype=np.float32).reshape(2, 3)
+)
 step = st.one_of(
     st.tuples(st.just("view"), st.sampled_from(VIEWS), st.integers(0, 9)),
     st.tuples(st.just("inplace"), st.sampled_from(INPLACE), st.integers(0, 9)),

@@ -6,14 +6,16 @@ hypothesis draws a few leaves (some requiring grad, some not, one maybe under
 we compare ``is_leaf``, ``requires_grad`` and the ``grad_fn`` name; at the end
 the values, and after ``backward`` every leaf's ``.grad``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from op_db import BY_NAME, PROGRAM_ROWS
 
 import leafkit
-from op_db import BY_NAME, PROGRAM_ROWS
 
 torch = pytest.importorskip("torch")
 
@@ -38,7 +40,7 @@ def graph_facts(t):
 
 def run(lib, data, program):
     leaves = []
-    for k, (arr, rg, mode) in enumerate(data):
+    for arr, rg, _mode in data:
         x = lib.tensor(arr, requires_grad=rg)
         leaves.append(x)
     pool = list(leaves)
@@ -55,8 +57,11 @@ def run(lib, data, program):
         pool.append(out)
     final = pool[-1]
     result = {"facts": facts, "value": np.asarray(final.detach().double().tolist())}
-    total = sum((p * (k + 1)).sum() for k, p in enumerate(pool[len(leaves):]) if p.requires_grad) \
-        if any(p.requires_grad for p in pool[len(leaves):]) else None
+    total = (
+        sum((p * (k + 1)).sum() for k, p in enumerate(pool[len(leaves) :]) if p.requires_grad)
+        if any(p.requires_grad for p in pool[len(leaves) :])
+        else None
+    )
     if total is not None:
         total.backward()
         result["grads"] = [None if x.grad is None else np.asarray(x.grad.tolist()) for x in leaves]
@@ -64,7 +69,8 @@ def run(lib, data, program):
 
 
 arrays = st.lists(st.floats(-2, 2, allow_nan=False, width=32), min_size=12, max_size=12).map(
-    lambda v: np.array(v, dtype=np.float32).reshape(3, 4))
+    lambda v: np.array(v, dtype=np.float32).reshape(3, 4)
+)
 leaf = st.tuples(arrays, st.booleans(), st.just(None))
 step = st.one_of(
     st.tuples(st.just("u"), st.sampled_from(UNARY), st.integers(0, 20), st.integers(0, 20), st.booleans()),

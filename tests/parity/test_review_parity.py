@@ -1,12 +1,13 @@
 """The adversarial review's snippets give the same printed result, or the same error, on PyTorch and leafkit."""
+
 from __future__ import annotations
 
 import warnings
 
 import pytest
+from engine.review_cases import ERROR_CASES, VALUE_CASES
 
 import leafkit
-from engine.review_cases import ERROR_CASES, VALUE_CASES
 
 torch = pytest.importorskip("torch")
 

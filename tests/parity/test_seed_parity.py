@@ -5,12 +5,13 @@ Real PyTorch is the specification.  PyTorch here is the CPU build, so the
 point is the same: a differentiable copy is a ``ToCopyBackward0`` non-leaf);
 device-type observations are then left out of the comparison.
 """
+
 from __future__ import annotations
 
 import pytest
+from cases import SEED_CASES, run_case
 
 import leafkit
-from cases import SEED_CASES, run_case
 
 torch = pytest.importorskip("torch")
 

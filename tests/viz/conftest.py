@@ -1,6 +1,7 @@
 """Fixtures for the drawing tests: every test runs on leafkit and, when it is
 installed, on real PyTorch (the drawing layer reads only PyTorch's public
 autograd API, so both must draw alike)."""
+
 from __future__ import annotations
 
 import importlib

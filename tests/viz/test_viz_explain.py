@@ -1,9 +1,10 @@
 """explain(): why is my .grad None (or set)?"""
+
 from __future__ import annotations
 
 import pytest
-
 from viz_devices import to_other_device
+
 from leafkit.viz import REASONS, explain
 
 
@@ -34,7 +35,7 @@ def test_every_answer(tk):
     assert explain(q).reason == expected
     for ex in (e, m, h, p):
         assert ex.reason in REASONS
-        assert 1 <= ex.text.count(". ") + 1 <= 4        # one to three sentences (+ a parenthesis)
+        assert 1 <= ex.text.count(". ") + 1 <= 4  # one to three sentences (+ a parenthesis)
 
 
 def test_html_view(tk):

@@ -1,5 +1,6 @@
 """Drawings and explain() in English and 简体中文: one convention (lang=, package default), CJK fonts
 only in Chinese drawings, and make_dot's legend (including the dotted edge to a retained tensor)."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,12 +10,12 @@ import string
 import pytest
 
 import leafkit
-from leafkit.viz import draw, explain, make_dot
-dot_mod = importlib.import_module("leafkit.viz.dot")
-explain_mod = importlib.import_module("leafkit.viz.explain")   # (leafkit.viz.explain is the function)
-variables_mod = importlib.import_module("leafkit.viz.variables")
-from leafkit.viz import _graph
+from leafkit.viz import _graph, draw, explain, make_dot
 from leafkit.viz._render import INSTALL_HINT, INSTALL_HINT_ZH, _failed_hint, localize_hint
+
+dot_mod = importlib.import_module("leafkit.viz.dot")
+explain_mod = importlib.import_module("leafkit.viz.explain")  # (leafkit.viz.explain is the function)
+variables_mod = importlib.import_module("leafkit.viz.variables")
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -29,8 +30,11 @@ def _fields(s: str) -> set:
     return {f for _, f, _, _ in string.Formatter().parse(s) if f is not None}
 
 
-@pytest.mark.parametrize("table", [dot_mod.TEXT, variables_mod.TEXT, _graph.TEXT, explain_mod.TEXT],
-                         ids=["make_dot", "draw", "graph", "explain"])
+@pytest.mark.parametrize(
+    "table",
+    [dot_mod.TEXT, variables_mod.TEXT, _graph.TEXT, explain_mod.TEXT],
+    ids=["make_dot", "draw", "graph", "explain"],
+)
 def test_every_text_exists_in_both_languages_with_the_same_fields(table):
     assert set(table) == {"en", "zh"}
     assert set(table["en"]) == set(table["zh"])
@@ -58,7 +62,7 @@ def program(torch):
     y = x.detach()
     h = x * 3
     h.retain_grad()
-    z = (h ** 2).sum()
+    z = (h**2).sum()
     return x, y, h, z
 
 
@@ -69,7 +73,7 @@ def test_draw_in_chinese_names_cjk_fonts_and_english_never_does(tk):
     assert not CJK.search(en) and "WenQuanYi" not in en and "Noto Sans CJK" not in en
     assert variables_mod.LEGEND in en
     zh = draw(x=x, y=y, h=h, z=z, lang="zh").source
-    assert zh.count(dot_mod.CJK_FONTNAME) == 3          # graph, node and edge defaults
+    assert zh.count(dot_mod.CJK_FONTNAME) == 3  # graph, node and edge defaults
     assert "叶子张量" in zh and "非叶子张量" in zh and "共享存储" in zh and "计算图" in zh
     assert "is_leaf=True" in zh and "grad_fn=MulBackward0" in zh  # code stays code
     # the same drawing: same nodes and edges, only words and fonts differ
@@ -85,7 +89,7 @@ def test_the_package_default_applies_when_lang_is_none(tk):
     assert make_dot(z).source == make_dot(z, lang="zh").source
     assert explain(h, "h").text == explain(h, "h", lang="zh").text
     assert "浅蓝" in draw(x=x).source
-    assert make_dot(z, lang="en").source != make_dot(z).source   # an explicit lang wins
+    assert make_dot(z, lang="en").source != make_dot(z).source  # an explicit lang wins
     with pytest.raises(ValueError, match="lang must be one of"):
         draw(x=x, lang="fr")
     with pytest.raises(ValueError):
@@ -114,8 +118,8 @@ def test_make_dot_legend_names_what_is_drawn_and_only_that(tk):
 def test_the_dotted_edge_to_a_retained_tensor_is_in_the_legend(tk):
     """Issue 12: make_dot's dotted edge to a retained (named non-leaf) tensor was in no legend."""
     x = tk.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    z = y ** 2
+    y = x**2
+    z = y**2
     y.retain_grad()
     y.register_hook(lambda g: None)
     src = make_dot({"z": z}, params={"x": x, "y": y}).source
@@ -139,8 +143,8 @@ def test_make_dot_in_chinese_keeps_node_code_and_sets_the_legend_font(tk):
     y = (x * w).sum()
     y.backward()
     zh = make_dot(y, params={"x": x, "w": w}, show_saved=True, lang="zh").source
-    assert f'fontname="{dot_mod.CJK_FONTNAME}"' in zh.split("\n")[1]      # the graph (legend) font
-    assert "fontname=monospace" in zh                                       # nodes: torchviz's font
+    assert f'fontname="{dot_mod.CJK_FONTNAME}"' in zh.split("\n")[1]  # the graph (legend) font
+    assert "fontname=monospace" in zh  # nodes: torchviz's font
     assert "MulBackward0" in zh and "SumBackward0" in zh and "（已释放）" in zh
     assert "WenQuanYi" not in make_dot(y, params={"x": x, "w": w}, lang="en").source
 

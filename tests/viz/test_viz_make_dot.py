@@ -1,4 +1,5 @@
 """make_dot: torchviz's legend, saved tensors and attributes, determinism, big graphs."""
+
 from __future__ import annotations
 
 import os
@@ -7,10 +8,10 @@ import sys
 import time
 
 import pytest
+from viz_dotparse import attrs_of, edges, find, fn, nodes
 
 from leafkit.viz import DEFAULT_MAX_NODES, AutogradDigraph, make_dot
 from leafkit.viz._graph import layout_cost
-from viz_dotparse import attrs_of, edges, find, fn, nodes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -24,6 +25,7 @@ def small(torch):
 
 def test_legend_and_structure(tk):
     import graphviz
+
     x, w, y = small(tk)
     dg = make_dot(y, params={"x": x, "w": w})
     assert isinstance(dg, graphviz.Digraph) and isinstance(dg, AutogradDigraph)
@@ -55,7 +57,7 @@ def test_outputs_forms(tk):
 
 def test_show_saved_and_attrs(tk):
     x = tk.tensor([2.0], requires_grad=True)
-    y = x ** 3
+    y = x**3
     src = make_dot(y, params={"x": x}, show_saved=True, show_attrs=True).source
     (p,) = fn(src, "PowBackward0")
     assert "exponent: 3" in attrs_of(src, p) and "self: [saved tensor]" in attrs_of(src, p)
@@ -70,13 +72,13 @@ def test_show_saved_and_attrs(tk):
 
 def test_freed_nodes_after_backward(tk):
     x = tk.tensor([2.0], requires_grad=True)
-    y = (x ** 2).clone()
+    y = (x**2).clone()
     y.backward()
     src = make_dot(y, show_saved=True).source
     (p,) = fn(src, "PowBackward0")
     (c,) = fn(src, "CloneBackward0")
     assert "(freed)" in attrs_of(src, p) and "dashed" in attrs_of(src, p)
-    assert "(freed)" not in attrs_of(src, c)          # nothing saved, nothing freed
+    assert "(freed)" not in attrs_of(src, c)  # nothing saved, nothing freed
     assert "orange" not in src
 
 
@@ -125,6 +127,7 @@ def test_deterministic_in_process(tk):
     def build():
         x, w, y = small(tk)
         return make_dot(y, params={"x": x, "w": w}, show_saved=True).source
+
     assert build() == build()
 
 
@@ -143,7 +146,7 @@ def test_collapse_long_chain(tk):
     more = find(src, "more node")
     assert "\u2026 4,996 more nodes\\n(MulBackward0 \u00d74,996)" in attrs_of(src, more)
     assert "lightblue" in src and "darkolivegreen1" in src
-    assert len(fn(src, "MulBackward0")) == 4           # two kept at each end
+    assert len(fn(src, "MulBackward0")) == 4  # two kept at each end
     full = make_dot(y, max_nodes=None).source
     assert len(nodes(full)) == 5002
 
@@ -225,30 +228,36 @@ def _timed(f):
 
 def test_layout_cost_counts_skipped_layers():
     from leafkit.viz._graph import FLOW, Model
+
     m = Model()
     a, b, c = (m.add_node("fn", n, n, n) for n in "abc")
     m.add_edge(a, b, FLOW)
     m.add_edge(b, c, FLOW)
     m.add_edge(a, c, FLOW)
-    assert layout_cost(m) == 4        # 3 nodes + 1 virtual node for a -> c
+    assert layout_cost(m) == 4  # 3 nodes + 1 virtual node for a -> c
 
 
 def test_parity_with_torch(lk, real_torch):
     """The same program draws the same DOT on leafkit and on PyTorch."""
+
     def program(torch):
         x = torch.tensor([2.0, 1.0], requires_grad=True)
         w = torch.tensor([3.0, 4.0], requires_grad=True)
         y = x.detach()
         z = (x * w + y).sum() / 2
         return make_dot(z, params=dict(x=x, w=w)).source
+
     assert program(lk) == program(real_torch)
 
 
 def test_params_must_be_a_dict(tk):
     x, w, y = small(tk)
     for bad in ([x], (x, w), iter([("x", x)])):
-        with pytest.raises(TypeError, match=r"make_dot\(\) params must be a dict of names to tensors, as in "
-                                             r"torchviz \(e.g. dict\(model.named_parameters\(\)\)\), got "):
+        with pytest.raises(
+            TypeError,
+            match=r"make_dot\(\) params must be a dict of names to tensors, as in "
+            r"torchviz \(e.g. dict\(model.named_parameters\(\)\)\), got ",
+        ):
             make_dot(y, params=bad)
     assert '"x\\n' in make_dot(y, params=dict([("x", x)])).source
 
@@ -256,8 +265,7 @@ def test_params_must_be_a_dict(tk):
 @pytest.mark.parametrize("bad", ["a", 2.5, True, [10]])
 def test_max_nodes_must_be_an_int_or_none(tk, bad):
     x, w, y = small(tk)
-    with pytest.raises(TypeError, match=f"make_dot\\(\\) max_nodes must be an int or None, got "
-                                        f"{type(bad).__name__}"):
+    with pytest.raises(TypeError, match=f"make_dot\\(\\) max_nodes must be an int or None, got {type(bad).__name__}"):
         make_dot(y, max_nodes=bad)
     make_dot(y, max_nodes=None)
     make_dot(y, max_nodes=50)

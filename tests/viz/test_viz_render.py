@@ -1,4 +1,5 @@
 """Display: SVG via dot (cached), and the text fallback when dot is missing."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,7 +16,7 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's d
 def graph(tk):
     x = tk.tensor([2.0], requires_grad=True)
     y = x.detach()
-    z = (x ** 2).sum()
+    z = (x**2).sum()
     return x, y, z
 
 
@@ -41,8 +42,10 @@ def test_text_fallback_without_dot(tk, monkeypatch):
 
 def test_text_fallback_when_dot_fails(tk, monkeypatch):
     """dot on PATH but failing (broken install): still no traceback."""
+
     def boom(*a, **k):
         raise graphviz.ExecutableNotFound(["dot"])
+
     monkeypatch.setattr(R.graphviz, "pipe", boom)
     clear_svg_cache()
     x, y, z = graph(tk)
@@ -66,7 +69,7 @@ def test_svg_rendering_and_cache(tk):
     dg = make_dot(z, params={"x": x})
     svg = render_svg(dg)
     assert svg is not None and "<svg" in svg and "SumBackward0" in svg
-    assert render_svg(dg.source) is svg                 # cached by source
+    assert render_svg(dg.source) is svg  # cached by source
     bundle = dg._repr_mimebundle_()
     assert bundle["image/svg+xml"] is svg
     d = draw(x=x, y=y, z=z)
@@ -85,9 +88,12 @@ def test_cache_is_bounded(monkeypatch):
 
 def test_dot_that_fails_is_not_reported_as_missing(tk, monkeypatch):
     """dot installed but failing: the text view says what dot said, not "install Graphviz"."""
+
     def fail(*a, **k):
-        raise graphviz.CalledProcessError(1, ["dot", "-Tsvg"], output=b"",
-                                          stderr=b"Error: syntax error in line 1\n... <B></B> ...\n")
+        raise graphviz.CalledProcessError(
+            1, ["dot", "-Tsvg"], output=b"", stderr=b"Error: syntax error in line 1\n... <B></B> ...\n"
+        )
+
     monkeypatch.setattr(R.shutil, "which", lambda name: "/usr/bin/dot")
     monkeypatch.setattr(R.graphviz, "pipe", fail)
     clear_svg_cache()
@@ -95,16 +101,18 @@ def test_dot_that_fails_is_not_reported_as_missing(tk, monkeypatch):
     bundle = make_dot(z)._repr_mimebundle_()
     assert "SumBackward0" in bundle["text/plain"]
     assert INSTALL_HINT not in bundle["text/plain"] and "not installed" not in bundle["text/plain"]
-    assert ("Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view of it. "
-            "It said: Error: syntax error in line 1 ... <B></B> ...") in bundle["text/plain"]
+    assert (
+        "Graphviz's `dot` program is installed but failed to draw this graph, so this is a text view of it. "
+        "It said: Error: syntax error in line 1 ... <B></B> ..."
+    ) in bundle["text/plain"]
     assert "&lt;B&gt;&lt;/B&gt;" in bundle["text/html"]
-    assert render_svg(make_dot(z)) is None                  # render_svg still never raises
+    assert render_svg(make_dot(z)) is None  # render_svg still never raises
 
 
 @needs_dot
 def test_real_dot_failure_shows_its_error():
     clear_svg_cache()
-    bundle = R.display_bundle('digraph { a [label=<<B></B>>] }', lambda: "a")
+    bundle = R.display_bundle("digraph { a [label=<<B></B>>] }", lambda: "a")
     assert "image/svg+xml" not in bundle
     assert "installed but failed" in bundle["text/plain"] and "syntax error" in bundle["text/plain"]
     assert INSTALL_HINT not in bundle["text/plain"]

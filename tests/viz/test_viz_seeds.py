@@ -4,15 +4,16 @@ The experiments are restated here (the project never reads ../shared); the
 PyTorch 2.13 facts they rely on are asserted first, then the DOT source:
 labels, colours, edges, the dashed "shares storage" edges of detach().
 """
+
 from __future__ import annotations
 
 import warnings
 
 import pytest
-
 from viz_devices import has_cuda, to_other_device
-from leafkit.viz import draw, explain, make_dot
 from viz_dotparse import attrs_of, cluster_members, edges, find, fn, has_edge, nodes, var
+
+from leafkit.viz import draw, explain, make_dot
 
 GREEN, BLUE, ORANGE = "darkolivegreen1", "lightblue", "orange"
 
@@ -44,14 +45,20 @@ def seed000_ex1(torch):
 def test_seed000_ex1_variables_view(tk):
     v = seed000_ex1(tk)
     assert [(t.is_leaf, t.requires_grad) for t in v.values()] == [
-        (True, True), (False, True), (True, False), (False, True), (True, True), (False, True)]
+        (True, True),
+        (False, True),
+        (True, False),
+        (False, True),
+        (True, True),
+        (False, True),
+    ]
     src = draw(v).source
     for name in "ae":
         assert f"fillcolor={BLUE}" in attrs_of(src, var(src, name))
         assert "is_leaf=True" in attrs_of(src, var(src, name))
-    for name, fn in (("b", "ToCopyBackward0"), ("d", "AddBackward0"), ("f", "ToCopyBackward0")):
+    for name, node in (("b", "ToCopyBackward0"), ("d", "AddBackward0"), ("f", "ToCopyBackward0")):
         box = attrs_of(src, var(src, name))
-        assert f"fillcolor={GREEN}" in box and "NON-LEAF" in box and f"grad_fn={fn}" in box
+        assert f"fillcolor={GREEN}" in box and "NON-LEAF" in box and f"grad_fn={node}" in box
     # a feeds both ToCopyBackward0 (b) and AddBackward0 (d): one box, two edges
     a_id = var(src, "a")
     consumers = [d for s, d, _ in edges(src) if s == a_id]
@@ -75,8 +82,8 @@ def test_seed000_ex1_make_dot(tk):
 # -- seed 000, appendix: retain_grad and a hook on an intermediate -----------------------
 def test_seed000_appendix_marks_and_freed(tk):
     x = tk.tensor(2.0, requires_grad=True)
-    y = x ** 2
-    z = y ** 2
+    y = x**2
+    z = y**2
     y.retain_grad()
     z.backward(retain_graph=True)
     assert y.grad.item() == 8.0
@@ -86,7 +93,7 @@ def test_seed000_appendix_marks_and_freed(tk):
     y_id = find(src, '"y\\n ()')
     assert "retains_grad" in attrs_of(src, y_id) and "peripheries=2" in attrs_of(src, y_id)
     assert "hooks: 1" in attrs_of(src, y_id) and "color=purple" in attrs_of(src, y_id)
-    assert "(freed)" not in src                       # retain_graph=True kept the saved tensors
+    assert "(freed)" not in src  # retain_graph=True kept the saved tensors
     dsrc = draw(x=x, y=y, z=z).source
     assert "grad=[8.]" not in dsrc and "grad=8." in attrs_of(dsrc, var(dsrc, "y"))
     assert "retains_grad" in attrs_of(dsrc, var(dsrc, "y")) and "hooks: 1" in attrs_of(dsrc, var(dsrc, "y"))
@@ -123,18 +130,18 @@ def seed001(torch):
 def test_seed001_variables_view(tk):
     v = seed001(tk)
     leaf = {n: t.is_leaf for n, t in v.items()}
-    assert [n for n, l in leaf.items() if not l] == ["f", "h"]
+    assert [n for n, is_leaf in leaf.items() if not is_leaf] == ["f", "h"]
     assert [n for n, t in v.items() if t.requires_grad] == ["b", "f", "h"]
     src = draw(v).source
     # the two non-leaves are the only green, NON-LEAF boxes
     nonleaf = [n for n in v if "NON-LEAF" in attrs_of(src, var(src, n))]
     assert nonleaf == ["f", "h"]
     assert src.count(f"fillcolor={GREEN}") == 2
-    for n, fn in (("f", "CloneBackward0"), ("h", "ToCopyBackward0")):
+    for n, node in (("f", "CloneBackward0"), ("h", "ToCopyBackward0")):
         box = var(src, n)
         assert "penwidth=2.5" in attrs_of(src, box)
         maker = [s for s, d, _ in edges(src) if d == box]
-        assert len(maker) == 1 and nodes(src)[maker[0]] == fn
+        assert len(maker) == 1 and nodes(src)[maker[0]] == node
         # ... whose input is the unnamed leaf the temporary tensor was
         leafs = [s for s, d, _ in edges(src) if d == maker[0]]
         assert len(leafs) == 1 and "(unnamed leaf)" in nodes(src)[leafs[0]]
@@ -152,7 +159,7 @@ def test_seed001_make_dot(tk):
     src = make_dot(v["f"]).source
     assert [x.split(" ")[0] for x in nodes(src).values()] == ['"', "CloneBackward0", '"']
     assert f"fillcolor={GREEN}" in src and f"fillcolor={BLUE}" in src
-    src = make_dot(v["a"]).source                    # no graph: just the output
+    src = make_dot(v["a"]).source  # no graph: just the output
     assert len(nodes(src)) == 1 and not edges(src)
 
 
@@ -208,12 +215,12 @@ def test_seed003_ex5_6_no_grad(tk):
     assert (z.requires_grad, z.grad_fn, z.is_leaf) == (False, None, True)
     src = draw(x=x, y=y, z=z).source
     assert cluster_members(src, "nograd") == [var(src, "z")]
-    assert "->" not in src.split("subgraph")[0]        # nothing links z to x or y
+    assert "->" not in src.split("subgraph")[0]  # nothing links z to x or y
     reason = explain(z, "z").reason
     if tk.__name__ == "leafkit":
-        assert reason == "no_grad_mode"                 # leafkit records _created_in_no_grad
+        assert reason == "no_grad_mode"  # leafkit records _created_in_no_grad
     else:
-        assert reason == "no_requires_grad"             # torch cannot tell afterwards
+        assert reason == "no_requires_grad"  # torch cannot tell afterwards
 
 
 def test_seed003_ex7_leaves_linear(tk):
@@ -235,12 +242,12 @@ def test_seed003_ex7_leaves_linear(tk):
 
 def test_seed003_ex8_retain_grad(tk):
     x = tk.tensor([2.0], requires_grad=True)
-    y = x ** 2
-    z = y ** 2
-    t = z ** 2
+    y = x**2
+    z = y**2
+    t = z**2
     z.retain_grad()
     t.backward()
-    src = draw(x=x, y=y, z=z, t=t).source              # must not read y.grad (would warn)
+    src = draw(x=x, y=y, z=z, t=t).source  # must not read y.grad (would warn)
     assert "grad=[1024.]" in attrs_of(src, var(src, "x"))
     assert "grad=[32.]" in attrs_of(src, var(src, "z")) and "retains_grad" in attrs_of(src, var(src, "z"))
     assert "<B>grad=" not in attrs_of(src, var(src, "y")) and "retains_grad" not in attrs_of(src, var(src, "y"))
@@ -258,8 +265,8 @@ def test_seed003_ex8_retain_grad(tk):
 def test_seed003_ex9_detach_shares_storage(tk):
     x = tk.tensor([2.0], requires_grad=True)
     y = x.detach()
-    z1 = y ** 2
-    z2 = x ** 2
+    z1 = y**2
+    z2 = x**2
     z2.backward()
     assert x.data_ptr() == y.data_ptr()
     src = draw(x=x, y=y, z1=z1, z2=z2).source

@@ -1,4 +1,5 @@
 """Device helpers shared by the drawing tests (a module of its own: test files must not import conftest)."""
+
 from __future__ import annotations
 
 

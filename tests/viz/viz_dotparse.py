@@ -1,4 +1,5 @@
 """Tiny helpers to read the DOT source the drawings write (tests only)."""
+
 from __future__ import annotations
 
 import re

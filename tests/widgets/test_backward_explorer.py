@@ -1,16 +1,17 @@
 """BackwardExplorer: retain_grad on y/z/t, a hook, retain_graph and repeated backward() on
 x -> y -> z -> t, driven through checkboxes and button clicks; checked against the seeds
 (000 appendix, 003 ex 8), against leafkit running the shown program directly, and PyTorch."""
+
 from __future__ import annotations
 
 import itertools
 
 import pytest
+from widget_checks import execute_error, grad_repr
 
 import leafkit
 from leafkit.widgets import BackwardExplorer
 from leafkit.widgets.backward_explorer import INTERMEDIATES, NAMES, SETUP
-from widget_checks import execute_error, grad_repr, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 SECOND_TIME = "RuntimeError: Trying to backward through the graph a second time"
 RETAINS = [c for n in range(4) for c in itertools.combinations(INTERMEDIATES, n)]
@@ -86,7 +87,7 @@ def test_every_setup_and_click_sequence(no_dot):
     for retain, hook, clicks in itertools.product(RETAINS, HOOKS, CLICKS):
         ex = BackwardExplorer(retain_grad=retain, hook=None if hook == "none" else hook)
         freed = False
-        for k, keep in enumerate(clicks):
+        for keep in clicks:
             ex.retain_graph.value = keep
             ex.backward_button.click()
             if freed:
@@ -144,10 +145,15 @@ def test_moving_the_hook_between_passes(real_torch):
     ex.backward_button.click()
     ex.hook_on.value = "none"
     ex.backward_button.click()
-    assert ex.actions == ['handle = y.register_hook(lambda grad: print("hook on y saw", grad))',
-                          "t.backward(retain_graph=True)", "handle.remove()",
-                          'handle = z.register_hook(lambda grad: print("hook on z saw", grad))',
-                          "t.backward(retain_graph=True)", "handle.remove()", "t.backward(retain_graph=True)"]
+    assert ex.actions == [
+        'handle = y.register_hook(lambda grad: print("hook on y saw", grad))',
+        "t.backward(retain_graph=True)",
+        "handle.remove()",
+        'handle = z.register_hook(lambda grad: print("hook on z saw", grad))',
+        "t.backward(retain_graph=True)",
+        "handle.remove()",
+        "t.backward(retain_graph=True)",
+    ]
     assert ex.printed == "hook on y saw tensor([256.])\nhook on z saw tensor([32.])\n"
     assert ex.rows[0]["grad_history"] == ["tensor([1024.])", "tensor([2048.])", "tensor([3072.])"]
     assert "\u2713 hook" not in ex.table_view.value and ex.internal_errors == []
@@ -178,7 +184,7 @@ def test_why_follows_retain_grad_ticked_after_a_pass():
     assert "y, z and t are non-leaves without retain_grad()" in ex.explanation
     ex.retain["t"].value = True
     assert ex.actions == ["t.backward(retain_graph=True)", "t.retain_grad()"]
-    assert ex.grads["t"] is None and "t" not in ex.grad_warnings          # no warning: t retains grad now
+    assert ex.grads["t"] is None and "t" not in ex.grad_warnings  # no warning: t retains grad now
     assert "t called retain_grad() after the last pass, so its .grad fills from the next pass on" in ex.explanation
     assert "y and z are non-leaves without retain_grad()" in ex.explanation
     assert "y, z and t" not in ex.explanation
@@ -196,12 +202,12 @@ def test_unticking_mid_way_says_the_program_is_replayed():
     ex.backward_button.click()
     assert ex.rows[2]["grad_history"] == ["tensor([32.])", "tensor([64.])"]
     ex.retain["z"].value = False
-    assert ex.rows[2]["grad_history"] == [None, None]                    # the earlier columns changed...
-    assert ex.message["kind"] == "info"                                  # ...and the explorer says why
+    assert ex.rows[2]["grad_history"] == [None, None]  # the earlier columns changed...
+    assert ex.message["kind"] == "info"  # ...and the explorer says why
     assert ex.message["title"] == "z.retain_grad() was removed, and the program was replayed from the top"
     assert "cannot undo retain_grad()" in ex.message["text"] and "earlier passes" in ex.message["text"]
     assert "lk-msg-info" in ex.message_view.value
-    ex.backward_button.click()                                           # the next action clears the note
+    ex.backward_button.click()  # the next action clears the note
     assert ex.message is None
     # unticking a call that no pass came after changes no column: nothing to say
     ex.retain["y"].value = True

@@ -14,7 +14,7 @@ import re
 
 import pytest
 from stepper_oracle import CASES, build, check_stepper, named_tensors, statement_kwargs, torch_pass
-from widget_checks import grad_mode_restored, grad_repr, no_dot, real_torch  # noqa: F401 (fixtures)
+from widget_checks import grad_repr
 
 import leafkit
 from leafkit.widgets import BackwardStepper

@@ -1,15 +1,16 @@
 """DetachExplorer: every click sequence of length <= 3 over its six buttons, against leafkit
 running the shown program directly, seed 003 example 9, and PyTorch."""
+
 from __future__ import annotations
 
 import itertools
 
 import pytest
+from widget_checks import execute_error, grad_repr, leaf_facts
 
 import leafkit
 from leafkit.widgets import DetachExplorer
 from leafkit.widgets.detach_explorer import ACTIONS, SETUP
-from widget_checks import execute_error, grad_repr, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 SEQUENCES = [list(c) for n in range(1, 4) for c in itertools.product(ACTIONS, repeat=n)]
 INPLACE = "modified by an inplace operation"
@@ -18,8 +19,11 @@ LEAF_INPLACE = "RuntimeError: a leaf Variable that requires grad is being used i
 
 def _state(module, statements):
     ns, err = execute_error(statements, module)
-    out = {n: (repr(ns[n].detach()), int(ns[n]._version), leaf_facts(ns[n]), grad_repr(ns[n]) if ns[n].is_leaf
-               else None) for n in ("x", "y", "z") if n in ns}
+    out = {
+        n: (repr(ns[n].detach()), int(ns[n]._version), leaf_facts(ns[n]), grad_repr(ns[n]) if ns[n].is_leaf else None)
+        for n in ("x", "y", "z")
+        if n in ns
+    }
     return out, err, ns
 
 
@@ -77,7 +81,10 @@ def test_every_click_sequence(no_dot):
             for n, (value, version, facts, grad) in state.items():
                 r = rows[n]
                 assert (r["value"], r["version"], (r["is_leaf"], r["requires_grad"], r["grad_fn"])) == (
-                    value, version, facts)
+                    value,
+                    version,
+                    facts,
+                )
                 if r["is_leaf"]:
                     assert r["grad"] == grad
             assert ex.info["same_data_ptr"] and rows["x"]["data_ptr"] == rows["y"]["data_ptr"]
@@ -126,5 +133,7 @@ def test_the_gradient_and_the_value_read_as_different_things():
     assert "x.grad is not x's value" in e and "all 2 backward calls, now tensor([4.])" in e
     assert "x itself is tensor([0.])" in e and "added dz/dx = 2\u00b7x = tensor([0.]) to x.grad" in e
     one = DetachExplorer(actions=["y.add_(1)", "z = x ** 2", "z.backward()"])
-    assert ("stored dz/dx = 2\u00b7x = tensor([6.]) in x.grad" in one.explanation
-            and "x.grad = tensor([6.]) while x = tensor([3.])" in one.explanation)
+    assert (
+        "stored dz/dx = 2\u00b7x = tensor([6.]) in x.grad" in one.explanation
+        and "x.grad = tensor([6.]) while x = tensor([3.])" in one.explanation
+    )

@@ -15,6 +15,7 @@ every step checks two invariants:
 Each explorer needs an oracle in :data:`ORACLES` (a test fails for one without).  Drawings
 take the text path (``no_dot``) so that a step costs milliseconds; they are checked elsewhere.
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,16 +27,20 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from stepper_oracle import check_stepper, torch_pass
+from widget_checks import as_torch
 
 from leafkit.widgets import EXPLORERS
 from leafkit.widgets.quiz import UNANSWERED
-from stepper_oracle import check_stepper, torch_pass
-from widget_checks import as_torch, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.parity
 
-SETTINGS = settings(max_examples=60, stateful_step_count=30, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+SETTINGS = settings(
+    max_examples=60,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 PROBLEM_MARKERS = ("Traceback (most recent call last)", "The explorer hit a problem", "探索器出了问题")
 
 
@@ -100,7 +105,10 @@ def oracle_grad_mode(ex, torch):
     for k in "xyz":
         t = ns[k]
         assert (rows[k]["is_leaf"], rows[k]["requires_grad"], rows[k]["grad_fn"]) == (
-            bool(t.is_leaf), bool(t.requires_grad), fn_name(t)), (ex.code, k)
+            bool(t.is_leaf),
+            bool(t.requires_grad),
+            fn_name(t),
+        ), (ex.code, k)
     err = None
     try:
         with warnings.catch_warnings():
@@ -142,7 +150,12 @@ def oracle_detach(ex, torch):
     for n, r in rows.items():
         t = ns[n]
         assert (r["value"], r["is_leaf"], r["requires_grad"], r["grad_fn"], r["version"]) == (
-            repr(t.detach()), bool(t.is_leaf), bool(t.requires_grad), fn_name(t), int(t._version)), (ex.program, n)
+            repr(t.detach()),
+            bool(t.is_leaf),
+            bool(t.requires_grad),
+            fn_name(t),
+            int(t._version),
+        ), (ex.program, n)
         if t.is_leaf:
             assert r["grad"] == grad_of(t), (ex.program, n)
     assert (rows["x"]["data_ptr"] == rows["y"]["data_ptr"]) == (ns["x"].data_ptr() == ns["y"].data_ptr())
@@ -161,7 +174,10 @@ def oracle_quiz(ex, torch):
         assert err is None
         t = ns[r["variable"]]
         assert (r["is_leaf"], r["requires_grad"], r["grad_fn"]) == (
-            bool(t.is_leaf), bool(t.requires_grad), fn_name(t)), r
+            bool(t.is_leaf),
+            bool(t.requires_grad),
+            fn_name(t),
+        ), r
     # only answered rows are checked, and nothing about the others is revealed
     for n, p in ex.predictions().items():
         if n not in ex.checked:
@@ -176,7 +192,7 @@ _STEPPER_TRACES: dict = {}
 def oracle_stepper(ex, torch):
     """The steps shown so far are the first steps of PyTorch's own pass over the example's graph (node pre- and
     post-hooks on every node), and every .grad is what PyTorch has at that point of its pass."""
-    program = type(ex).example_code().rsplit("\n", 1)[0]   # the cell without its last line (the explorer)
+    program = type(ex).example_code().rsplit("\n", 1)[0]  # the cell without its last line (the explorer)
     key = (program, ex.code)
     if key not in _STEPPER_TRACES:
         assert ex.code == "loss.backward()"
@@ -184,8 +200,14 @@ def oracle_stepper(ex, torch):
     check_stepper(ex, _STEPPER_TRACES[key])
 
 
-ORACLES = {"LeafExplorer": oracle_leaf, "GradModeExplorer": oracle_grad_mode, "BackwardExplorer": oracle_backward,
-           "DetachExplorer": oracle_detach, "LeafQuiz": oracle_quiz, "BackwardStepper": oracle_stepper}
+ORACLES = {
+    "LeafExplorer": oracle_leaf,
+    "GradModeExplorer": oracle_grad_mode,
+    "BackwardExplorer": oracle_backward,
+    "DetachExplorer": oracle_detach,
+    "LeafQuiz": oracle_quiz,
+    "BackwardStepper": oracle_stepper,
+}
 
 
 def test_every_registered_explorer_has_an_oracle():
@@ -205,7 +227,7 @@ def learner_machine(entry, torch):
 
         @rule(step=st.sampled_from(steps))
         def operate(self, step):
-            self.ex.act(*step)    # never raises, whatever the state
+            self.ex.act(*step)  # never raises, whatever the state
 
         @invariant()
         def no_traceback(self):
@@ -213,9 +235,16 @@ def learner_machine(entry, torch):
             if ex is None:
                 return
             assert ex.internal_errors == [], ex.internal_errors
-            views = [ex.code_view, ex.table_view, ex.message_view, ex.explanation_view, ex.drawing_view,
-                     getattr(ex, "feedback_view", ex.code_view), getattr(ex, "warning_view", ex.code_view),
-                     getattr(ex, "output_view", ex.code_view)]
+            views = [
+                ex.code_view,
+                ex.table_view,
+                ex.message_view,
+                ex.explanation_view,
+                ex.drawing_view,
+                getattr(ex, "feedback_view", ex.code_view),
+                getattr(ex, "warning_view", ex.code_view),
+                getattr(ex, "output_view", ex.code_view),
+            ]
             for v in views:
                 for marker in PROBLEM_MARKERS:
                     assert marker not in v.value, (marker, v.value[:500])

@@ -1,14 +1,15 @@
 """GradModeExplorer: every combination of x/y requires_grad, the four operators and no_grad,
 driven through the controls, against leafkit run directly, seed 003 (examples 3-6) and PyTorch."""
+
 from __future__ import annotations
 
 import itertools
 
 import pytest
+from widget_checks import execute_error, grad_repr, leaf_facts
 
 from leafkit.widgets import GradModeExplorer
 from leafkit.widgets.grad_mode_explorer import OPERATORS, grad_mode_program, run_grad_mode
-from widget_checks import execute_error, grad_repr, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 STATES = list(itertools.product((False, True), (False, True), OPERATORS, (False, True)))
 NODE = {"*": "MulBackward0", "/": "DivBackward0", "+": "AddBackward0", "-": "SubBackward0"}
@@ -29,11 +30,13 @@ def _truth(module, xr, yr, op, ng):
 
 def test_code_is_the_articles_program():
     ex = GradModeExplorer(x_requires_grad=True, y_requires_grad=True, op="*", no_grad=True)
-    assert ex.code == ("x = torch.tensor([2.0], requires_grad=True)\n"
-                       "y = torch.tensor([2.0], requires_grad=True)\n"
-                       "with torch.no_grad():\n"
-                       "    z = x * y\n"
-                       "z.backward()")
+    assert ex.code == (
+        "x = torch.tensor([2.0], requires_grad=True)\n"
+        "y = torch.tensor([2.0], requires_grad=True)\n"
+        "with torch.no_grad():\n"
+        "    z = x * y\n"
+        "z.backward()"
+    )
 
 
 def test_all_states_through_the_controls(no_dot):

@@ -1,5 +1,6 @@
 """Every explorer in 简体中文: the same convention as the drawings (lang=, package default), complete
 word tables, the same code and the same results in both languages, code left untranslated."""
+
 from __future__ import annotations
 
 import inspect
@@ -9,9 +10,7 @@ import string
 import pytest
 
 import leafkit
-from leafkit.widgets import EXPLORERS
-from leafkit.widgets import _view
-from widget_checks import grad_mode_restored, no_dot  # noqa: F401 (fixtures)
+from leafkit.widgets import EXPLORERS, _view
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 HEX = re.compile(r"0x[0-9a-f]+")
@@ -39,8 +38,9 @@ def _strings(table):
             yield v
 
 
-@pytest.mark.parametrize("table", [_view.BASE_TEXT, *(e.cls.TEXT for e in EXPLORERS)],
-                         ids=["base", *(e.name for e in EXPLORERS)])
+@pytest.mark.parametrize(
+    "table", [_view.BASE_TEXT, *(e.cls.TEXT for e in EXPLORERS)], ids=["base", *(e.name for e in EXPLORERS)]
+)
 def test_word_tables_have_both_languages_and_the_same_fields(table):
     assert set(table) == {"en", "zh"}
     assert set(table["en"]) == set(table["zh"])
@@ -48,8 +48,11 @@ def test_word_tables_have_both_languages_and_the_same_fields(table):
         en, zh = _fields(table["en"][key]), _fields(table["zh"][key])
         # Chinese has no plural or verb agreement: only those fields may go unused there
         assert zh <= en and en - zh <= ENGLISH_GRAMMAR, key
-    zh = [s for s in _strings(table["zh"]) if s and re.search(r"[A-Za-z]{4,} [a-z]{3,} [a-z]{3,}", s)
-          and not CJK.search(s)]
+    zh = [
+        s
+        for s in _strings(table["zh"])
+        if s and re.search(r"[A-Za-z]{4,} [a-z]{3,} [a-z]{3,}", s) and not CJK.search(s)
+    ]
     assert zh == [], f"English left in the Chinese table: {zh}"
 
 
@@ -78,7 +81,7 @@ def test_lang_argument_and_package_default(entry):
     leafkit.set_language("en")
     with pytest.raises(ValueError, match="must be one of 'en', 'zh'"):
         cls.example("de")
-    if cls.example_code() == f"{cls.__name__}()":   # built with no arguments: the lang argument itself
+    if cls.example_code() == f"{cls.__name__}()":  # built with no arguments: the lang argument itself
         assert cls(lang="zh").lang == "zh"
         leafkit.set_language("zh")
         assert cls(lang="en").lang == "en"
@@ -89,11 +92,15 @@ def test_lang_argument_and_package_default(entry):
 
 def _visible(ex) -> dict:
     """What the explorer computed (not how it words it): code, rows, drawing state."""
-    rows = [{k: (HEX.sub("0x", v) if isinstance(v, str) else v) for k, v in r.items() if k != "data_ptr"}
-            for r in ex.rows]
-    return {"code": ex.code, "rows": rows,
-            "drawing": None if ex.drawing is None else ex.drawing.state,
-            "message_kind": None if ex.message is None else ex.message["kind"]}
+    rows = [
+        {k: (HEX.sub("0x", v) if isinstance(v, str) else v) for k, v in r.items() if k != "data_ptr"} for r in ex.rows
+    ]
+    return {
+        "code": ex.code,
+        "rows": rows,
+        "drawing": None if ex.drawing is None else ex.drawing.state,
+        "message_kind": None if ex.message is None else ex.message["kind"],
+    }
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
@@ -108,13 +115,13 @@ def test_the_same_tour_gives_the_same_results_in_both_languages(entry, no_dot):
         if zh.explanation:
             assert CJK.search(zh.explanation), zh.explanation
             assert not CJK.search(en.explanation)
-            assert "`" not in zh.explanation                   # code marks become the code font
+            assert "`" not in zh.explanation  # code marks become the code font
         if zh.drawing is not None:
             assert _view.BASE_TEXT["zh"]["legend_leaf"] in zh.drawing_view.value or zh.drawing_pane.fallback
             assert "WenQuanYi Zen Hei" in zh.drawing.source
             assert "WenQuanYi" not in en.drawing.source
         if zh.message is not None and zh.message["kind"] == "error":
-            assert zh.message["text"] == en.message["text"]   # PyTorch's error text is never translated
+            assert zh.message["text"] == en.message["text"]  # PyTorch's error text is never translated
     for c_en, c_zh in zip(en.controls().values(), zh.controls().values()):
         assert c_en.key == c_zh.key and c_en.kind == c_zh.kind and c_en.values() == c_zh.values()
 

@@ -5,14 +5,15 @@ For each state the code line, the table, the explanation and the drawing must ag
 with running the same code directly in leafkit and, when installed, in real PyTorch
 (``.cuda()`` → ``.double()``, ``.to('cpu')`` → ``.float()``).
 """
+
 from __future__ import annotations
 
 import pytest
+from widget_checks import ALL_CHAINS, ALL_LEAF_STATES, as_torch, execute, leaf_facts
 
 import leafkit
 from leafkit.widgets import LeafExplorer
 from leafkit.widgets.leaf_explorer import NO_STEP, STEPS, chain_code, explain_chain, run_chain, step_program
-from widget_checks import ALL_CHAINS, ALL_LEAF_STATES, as_torch, execute, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 _BY_GROUP = {}
 for _rg, _when, _chain in ALL_LEAF_STATES:
@@ -38,10 +39,16 @@ def test_every_state_is_counted():
 def test_default_state_is_the_articles_k_line():
     ex = LeafExplorer()
     assert ex.code == "t = torch.tensor([1.0], requires_grad=True).cuda().detach()"
-    assert [r["code"] for r in ex.rows] == ["t0 = torch.tensor([1.0], requires_grad=True)",
-                                           "t1 = t0.cuda()", "t = t1.detach()"]
+    assert [r["code"] for r in ex.rows] == [
+        "t0 = torch.tensor([1.0], requires_grad=True)",
+        "t1 = t0.cuda()",
+        "t = t1.detach()",
+    ]
     assert [(r["is_leaf"], r["requires_grad"], r["grad_fn"]) for r in ex.rows] == [
-        (True, True, None), (False, True, "ToCopyBackward0"), (True, False, None)]
+        (True, True, None),
+        (False, True, "ToCopyBackward0"),
+        (True, False, None),
+    ]
     assert ex.rows[-1]["device"] == ("cuda:0 (simulated)" if leafkit.cuda.backend() == "simulated" else "cuda:0")
     assert "detach()" in ex.explanation and "requires_grad=False" in ex.explanation
     assert ex.svg is not None and "<svg" in ex.svg and "t1" in ex.svg
@@ -122,7 +129,10 @@ def test_seed_000_rules(no_dot):
     assert (ex.rows[-1]["is_leaf"], ex.rows[-1]["requires_grad"]) == (True, False)
     ex.set_state(steps=["+ 2"])
     assert (ex.rows[-1]["is_leaf"], ex.rows[-1]["requires_grad"], ex.rows[-1]["grad_fn"]) == (
-        False, True, "AddBackward0")
+        False,
+        True,
+        "AddBackward0",
+    )
     ex.set_state(steps=["cuda()", "to('cpu')"])
     assert ex.rows[-1]["device"] == "cpu" and ex.rows[-1]["grad_fn"] == "ToCopyBackward0"
 
@@ -162,7 +172,8 @@ def test_code_formatting_keeps_python_precedence():
     assert chain_code(True, ["* 3", "+ 2"]) == "t = torch.tensor([1.0], requires_grad=True) * 3 + 2"
     assert chain_code(False, ["+ 2", "clone()"]) == "t = (torch.tensor([1.0], requires_grad=False) + 2).clone()"
     assert chain_code(True, ["+ 2", "+ 2", "* 3"], when="after") == (
-        "t = (torch.tensor([1.0]) + 2 + 2) * 3\nt.requires_grad = True")
+        "t = (torch.tensor([1.0]) + 2 + 2) * 3\nt.requires_grad = True"
+    )
     for chain in ALL_CHAINS:  # every one-liner is valid Python that runs
         compile(chain_code(True, chain), "<chain>", "exec")
 

@@ -1,17 +1,28 @@
 """LeafQuiz: seed 001's a..k lines, scored against leafkit (and PyTorch); misses explained and drawn;
 only answered rows are checked and revealed."""
+
 from __future__ import annotations
 
 import pytest
+from widget_checks import as_torch, execute, leaf_facts
 
 from leafkit.widgets import LeafQuiz
 from leafkit.widgets.quiz import QUESTIONS, UNANSWERED
-from widget_checks import as_torch, execute, leaf_facts, grad_mode_restored, no_dot, real_torch  # noqa: F401 (fixtures)
 
 # seed001_clone_detach_cuda.json (PyTorch's observed values)
-SEED_001 = {"a": (True, False), "b": (True, True), "c": (True, False), "d": (True, False), "e": (True, False),
-            "f": (False, True), "g": (True, False), "h": (False, True), "i": (True, False), "j": (True, False),
-            "k": (True, False)}
+SEED_001 = {
+    "a": (True, False),
+    "b": (True, True),
+    "c": (True, False),
+    "d": (True, False),
+    "e": (True, False),
+    "f": (False, True),
+    "g": (True, False),
+    "h": (False, True),
+    "i": (True, False),
+    "j": (True, False),
+    "k": (True, False),
+}
 SEED_LINES = {
     "a": "a = torch.tensor([1.0], requires_grad=False)",
     "b": "b = torch.tensor([1.0], requires_grad=True)",
@@ -41,8 +52,8 @@ def test_lines_are_the_seed_lines():
     assert q.codes == SEED_LINES
     assert [n for n, _, _ in QUESTIONS] == list("abcdefghijk")
     for n, line in SEED_LINES.items():
-        i = 4 * (1 + "abcdefghijk".index(n))   # after the header row
-        mark, code, leaf, rg = q.grid.children[i:i + 4]
+        i = 4 * (1 + "abcdefghijk".index(n))  # after the header row
+        mark, code, leaf, rg = q.grid.children[i : i + 4]
         assert line in code.value
         assert leaf is q.answers[n][0] and rg is q.answers[n][1] and mark is q.marks[n]
 
@@ -126,9 +137,9 @@ def test_check_with_nothing_answered_reveals_nothing():
 
 def test_only_answered_rows_are_checked_and_reset_clears():
     q = LeafQuiz()
-    q.answer("a", True, False)                      # right
+    q.answer("a", True, False)  # right
     q.answer("f", is_leaf=True, requires_grad=True)  # is_leaf wrong
-    q.answer("h", is_leaf=False)                     # half answered: not checked
+    q.answer("h", is_leaf=False)  # half answered: not checked
     q.check_button.click()
     assert q.checked == ["a", "f"] and set(q.truth) == {"a", "f"}
     assert q.score == (3, 4)
@@ -137,7 +148,7 @@ def test_only_answered_rows_are_checked_and_reset_clears():
     assert all(q.marks[n].value == "" for n in SEED_LINES if n not in ("a", "f"))
     fb = q.feedback_view.value
     assert fb.count('class="lk-miss"') == 1 and SEED_LINES["f"] in fb
-    assert SEED_LINES["h"] not in fb and "ToCopyBackward0" not in fb   # h's answer stays hidden
+    assert SEED_LINES["h"] not in fb and "ToCopyBackward0" not in fb  # h's answer stays hidden
     assert "Not checked" in fb and "b, c, d, e, g, h, i, j, k" in fb
     assert [r["variable"] for r in q.rows] == ["a", "f"]
     q.reset_button.click()
@@ -166,14 +177,14 @@ def test_changing_an_answer_after_check_clears_the_stale_marks_and_score(no_dot)
     _answer_all(q, SEED_001)
     q.check_button.click()
     assert q.score == (22, 22) and all("\u2714" in m.value for m in q.marks.values())
-    q.answers["f"][0].value = "True"          # now wrong: the old ✔ and 22/22 must not stay
+    q.answers["f"][0].value = "True"  # now wrong: the old ✔ and 22/22 must not stay
     assert q.score is None and q.misses == [] and q.rows == []
     assert all(m.value == "" for m in q.marks.values())
     assert "Score" not in q.feedback_view.value and "All right" not in q.feedback_view.value
     assert "Press Check to score your answers again." in q.feedback_view.value
     q.check_button.click()
     assert q.score == (21, 22) and "\u2716" in q.marks["f"].value
-    q.answer("f", is_leaf=False)                # the helper used by the lessons clears too
+    q.answer("f", is_leaf=False)  # the helper used by the lessons clears too
     assert q.score is None and q.marks["f"].value == ""
     assert q.internal_errors == []
 
@@ -203,5 +214,5 @@ def test_bad_questions_are_refused():
         LeafQuiz(questions=[("a", True, ()), ("a", False, ())])
     with pytest.raises(ValueError, match="name must be a Python variable name"):
         LeafQuiz(questions=[("a b", True, ())])
-    q = LeafQuiz(questions=[("x", True, "clone()")])   # one string is one step
+    q = LeafQuiz(questions=[("x", True, "clone()")])  # one string is one step
     assert q.codes == {"x": "x = torch.tensor([1.0], requires_grad=True).clone()"}

@@ -1,5 +1,6 @@
 """leafkit.widgets.REGISTRY: one list of explorers that the package, the tests, the browser test,
 bench/widgets.py and the README's table read; each entry complete; the README table never drifts."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -12,7 +13,6 @@ import leafkit.widgets as widgets
 from leafkit.widgets import EXPLORERS, REGISTRY
 from leafkit.widgets._registry import ExplorerEntry, entries
 from leafkit.widgets._view import Control, Explorer
-from widget_checks import grad_mode_restored, no_dot  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,8 +50,14 @@ def test_names_classes_and_screenshots_are_distinct():
     for attr in ("name", "slug", "css_class"):
         values = [getattr(e, attr) for e in EXPLORERS]
         assert len(set(values)) == len(values), attr
-    assert [e.slug for e in EXPLORERS] == ["leaf_explorer", "grad_mode_explorer", "backward_explorer",
-                                            "detach_explorer", "leaf_quiz", "backward_stepper"]
+    assert [e.slug for e in EXPLORERS] == [
+        "leaf_explorer",
+        "grad_mode_explorer",
+        "backward_explorer",
+        "detach_explorer",
+        "leaf_quiz",
+        "backward_stepper",
+    ]
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
@@ -61,11 +67,23 @@ def test_every_tour_step_acts(entry, no_dot):
     ex = entry.cls.example()
     for key, value in entry.cls.TOUR:
         c = ex.controls()[key]
-        before = (c.value, ex.code, ex.table_view.value, ex.message_view.value, ex.explanation_view.value,
-                  getattr(ex, "feedback_view", ex.code_view).value)
+        before = (
+            c.value,
+            ex.code,
+            ex.table_view.value,
+            ex.message_view.value,
+            ex.explanation_view.value,
+            getattr(ex, "feedback_view", ex.code_view).value,
+        )
         assert ex.act(key, value), f"{key}={value!r} did nothing"
-        after = (c.value, ex.code, ex.table_view.value, ex.message_view.value, ex.explanation_view.value,
-                 getattr(ex, "feedback_view", ex.code_view).value)
+        after = (
+            c.value,
+            ex.code,
+            ex.table_view.value,
+            ex.message_view.value,
+            ex.explanation_view.value,
+            getattr(ex, "feedback_view", ex.code_view).value,
+        )
         assert after != before, f"{key}={value!r} changed nothing"
         assert ex.internal_errors == []
 
@@ -77,7 +95,7 @@ def test_act_refuses_unknown_keys_and_values():
     key, control = next((k, c) for k, c in ex.controls().items() if c.kind != "button")
     with pytest.raises(ValueError):
         ex.act(key, "not an option")
-    assert ex.act(key, control.value) is False   # already so: nothing happens
+    assert ex.act(key, control.value) is False  # already so: nothing happens
 
 
 def test_entries_refuse_a_name_twice():
@@ -97,10 +115,16 @@ def test_a_new_explorer_reaches_the_readme_with_one_registry_line(monkeypatch):
     """What 'one line' buys: add an entry, and the README table has its row (and picture)."""
     mod = _script()
     extra = ExplorerEntry("LeafExplorer", "leaf_explorer")
-    fake = type("GraphRewinder", (Explorer,), {"TEXT": {"en": {"summary": "rewind a graph"},
-                                                        "zh": {"summary": "把计算图倒回去"}}})
-    monkeypatch.setattr(ExplorerEntry, "cls", property(lambda self: fake if self.name == "GraphRewinder"
-                                                       else getattr(widgets, self.name)))
+    fake = type(
+        "GraphRewinder",
+        (Explorer,),
+        {"TEXT": {"en": {"summary": "rewind a graph"}, "zh": {"summary": "把计算图倒回去"}}},
+    )
+    monkeypatch.setattr(
+        ExplorerEntry,
+        "cls",
+        property(lambda self: fake if self.name == "GraphRewinder" else getattr(widgets, self.name)),
+    )
     monkeypatch.setattr(widgets, "EXPLORERS", EXPLORERS + (ExplorerEntry("GraphRewinder", "graph_rewinder"),))
     table = mod.table("en")
     assert "**`GraphRewinder`**: rewind a graph" in table
@@ -112,8 +136,12 @@ def test_a_new_explorer_reaches_the_readme_with_one_registry_line(monkeypatch):
 def test_lessons_are_found_by_their_code(tmp_path):
     mod = _script()
     (tmp_path / "lessons").mkdir()
-    nb = {"cells": [{"cell_type": "markdown", "source": "LeafQuiz() in prose"},
-                    {"cell_type": "code", "source": ["from leafkit.widgets import LeafQuiz\n", "LeafQuiz()"]}]}
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": "LeafQuiz() in prose"},
+            {"cell_type": "code", "source": ["from leafkit.widgets import LeafQuiz\n", "LeafQuiz()"]},
+        ]
+    }
     import json
 
     (tmp_path / "lessons" / "07_quiz.ipynb").write_text(json.dumps(nb))
@@ -146,7 +174,10 @@ def test_every_control_is_marked_for_the_browser(entry):
 class _NeedsAGraph(Explorer):
     """An explorer that, like the planned BackwardStepper, needs a graph to be built."""
 
-    TEXT = {"en": {"title": "t", "subtitle": "s", "summary": "m"}, "zh": {"title": "标", "subtitle": "副", "summary": "概"}}
+    TEXT = {
+        "en": {"title": "t", "subtitle": "s", "summary": "m"},
+        "zh": {"title": "标", "subtitle": "副", "summary": "概"},
+    }
     EXAMPLE = "x = torch.tensor([2.0], requires_grad=True)\nloss = (x * 3).sum()\n_NeedsAGraph(loss)"
 
     def __init__(self, loss, lang=None):
@@ -159,7 +190,7 @@ def test_explorers_that_need_arguments_are_built_from_their_example():
 
     ex = _NeedsAGraph.example("zh")
     assert ex.lang == "zh" and ex.loss.grad_fn.name() == "SumBackward0"
-    assert isinstance(ex.loss, leafkit.Tensor) and leafkit.get_language() == "en"   # the default is restored
+    assert isinstance(ex.loss, leafkit.Tensor) and leafkit.get_language() == "en"  # the default is restored
     assert _NeedsAGraph.example_code().endswith("_NeedsAGraph(loss)")
     assert EXPLORERS[0].cls.example_code() == "LeafExplorer()"
     bad = type("Bad", (_NeedsAGraph,), {"EXAMPLE": "x = 1"})

@@ -11,6 +11,7 @@ conftest.py here, since tests/viz imports its own ``conftest`` by name):
 ``real_torch``  The real PyTorch module, or the test is skipped.
 ``grad_mode_restored`` (autouse where imported)  grad mode is on before and after.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,7 +20,6 @@ import warnings
 import pytest
 
 import leafkit
-
 from leafkit.widgets.leaf_explorer import STEPS, WHEN
 
 #: Every LeafExplorer chain the lessons can reach: length 0..3 over the six steps.
@@ -57,8 +57,9 @@ def execute_error(code, module=leafkit):
 
 
 def fn_name(t):
-    return None if t.grad_fn is None else type(t.grad_fn).__name__ if not hasattr(t.grad_fn, "name") \
-        else t.grad_fn.name()
+    return (
+        None if t.grad_fn is None else type(t.grad_fn).__name__ if not hasattr(t.grad_fn, "name") else t.grad_fn.name()
+    )
 
 
 def leaf_facts(t) -> tuple:
