@@ -622,9 +622,10 @@ def _float_binary(np_fn, name, ints=True):
 
 
 def _atan2_backward(F, grad, self, other, grad_input_mask):
-    """PyTorch's atan2_backward: where self**2 + other**2 is 0 (or underflows) the gradient is 0."""
-    recip = F.reciprocal(self * self + other * other)
-    recip = F.masked_fill(recip, recip == np.inf, 0)
+    """PyTorch's atan2_backward: where self**2 + other**2 is 0 the gradient is 0 (a denominator that is not 0 but
+    whose reciprocal overflows gives PyTorch's inf)."""
+    denom = self * self + other * other
+    recip = F.masked_fill(F.reciprocal(denom), denom == 0, 0)
     return (grad * other * recip if grad_input_mask[0] else None, grad * -self * recip if grad_input_mask[1] else None)
 
 

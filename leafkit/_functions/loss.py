@@ -523,7 +523,7 @@ def _as_input_dtype(F, g, dtype):
     return g if _dtype_of(g) == dtype else F.cast(g, dtype)
 
 
-def _bce_self(F, grad, self, target, weight, pos_weight, reduction, self_scalar_type):
+def _bce_self(F, grad, self, target, weight, pos_weight, reduction):
     """PyTorch's binary_cross_entropy_with_logits_backward: ``(sigmoid(x) - t) * grad`` (with ``pos_weight``:
     ``((p*t + 1 - t) * sigmoid(x) - p*t) * grad``), times ``weight``, over ``numel`` for "mean"."""
     if pos_weight is not None:
@@ -540,10 +540,10 @@ def _bce_self(F, grad, self, target, weight, pos_weight, reduction, self_scalar_
         g = _step(F, g * weight, g)
     if reduction == MEAN:
         g = F.div_scalar(g, int(np.prod(self.shape)))
-    return _as_input_dtype(F, g, self_scalar_type)
+    return _as_input_dtype(F, g, _dtype_of(self))
 
 
-def _bce_target(F, grad, self, target_sym_sizes, target_scalar_type, weight, pos_weight, reduction):
+def _bce_target(F, grad, self, target, weight, pos_weight, reduction):
     """PyTorch's binary_cross_entropy_with_logits_target_backward: ``-x * grad`` (with ``pos_weight``:
     ``(log_sigmoid(-x) - log_sigmoid(x) * p) * grad``), times ``weight``, over ``numel`` for "mean"."""
     if pos_weight is not None:
@@ -556,8 +556,8 @@ def _bce_target(F, grad, self, target_sym_sizes, target_scalar_type, weight, pos
     if weight is not None:
         g = _step(F, g * weight, g)
     if reduction == MEAN:
-        g = F.div_scalar(g, int(np.prod(target_sym_sizes)))
-    return _as_input_dtype(F, g, target_scalar_type)
+        g = F.div_scalar(g, int(np.prod(target.shape)))
+    return _as_input_dtype(F, g, _dtype_of(target))
 
 
 bce_with_logits_spec = defop(
