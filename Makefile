@@ -1,8 +1,11 @@
 # leafkit — developer entry points.
 #
-#   make lab          create .venv if needed, install '.[lab]', open JupyterLab on the first lesson
-#                     (jupytext: each lesson opens together with its Markdown source)
+#   make lab          create .venv if needed, install '.[lab]', open JupyterLab on the first lesson,
+#                     as a learner sees it (the notebooks alone: no exercise solutions)
 #   make lab-torch    the same, with real PyTorch installed too (to try `import torch`)
+#   make lab-teacher  the same, for editing lessons: jupytext opens each notebook together with its
+#                     Markdown source (solutions included), and saving writes both
+#                     (all three: LAB_ARGS='--port=8890' passes options to `jupyter lab`)
 #   make lessons      sync every lesson (en + zh) from its .md source and execute it (nbclient)
 #   make lesson L=01  the same for one lesson (file name prefix; both languages)
 #   make test         install '.[test,parity,lab]' and run the WHOLE suite in one pytest run:
@@ -51,10 +54,10 @@ DEPS_FAST    := $(VENV)/.deps-fast
 DEPS_TEST    := $(VENV)/.deps-test
 DEPS_TORCH   := $(VENV)/.deps-torch
 
-.PHONY: help lab lab-torch open-lab lessons lesson lint binder-pins test test-fast test-browser venv system-deps check-system-deps clean-venv
+.PHONY: help lab lab-torch lab-teacher open-lab lessons lesson lint binder-pins test test-fast test-browser venv system-deps check-system-deps clean-venv
 
 help:
-	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------- venv ----
 $(VPY):
@@ -119,12 +122,18 @@ lab: $(DEPS_LAB)
 lab-torch: $(DEPS_TORCH)
 	$(MAKE) --no-print-directory open-lab
 
+lab-teacher: $(DEPS_LAB)
+	$(MAKE) --no-print-directory open-lab TEACHER=1
+
 open-lab:
 	@command -v dot >/dev/null || echo "warning: graphviz 'dot' not found; graph drawings will not render (apt-get install -y graphviz)"
 	@# the lessons are ours: trust them so their stored drawings show before they are run; no news pop-up
 	$(VENV)/bin/jupyter trust lessons/*.ipynb $(wildcard lessons/zh/*.ipynb) >/dev/null
 	$(VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyterlab/apputils-extension:announcements" >/dev/null 2>&1 || true
+	@# a learner's lab leaves jupytext's server extension off: with it, each notebook would open merged
+	@# with its .md source, and so show the exercises' solutions (tests/browser/lab_harness.py does the same)
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
+	  $(if $(TEACHER),,--ServerApp.jpserver_extensions=jupyterlab_jupytext=False) $(LAB_ARGS) \
 	  $(if $(START_NB),--LabApp.default_url=/lab/tree/$(START_NB) $(START_NB))
 
 # Lessons: lessons/*.md (and lessons/zh/*.md) are the sources; see scripts/build_lessons.py.

@@ -237,6 +237,9 @@ class JupyterServer:
             f"--ServerApp.root_dir={self.root_dir}",
             "--ServerApp.open_browser=False",
             "--expose-app-in-browser",
+            # the lab a learner gets (`make lab`): jupytext's server extension off, so a lesson opens
+            # without its .md source's exercise solutions
+            "--ServerApp.jpserver_extensions=jupyterlab_jupytext=False",
             f"--LabApp.user_settings_dir={settings}",
             f"--LabApp.workspaces_dir={self._home / 'workspaces'}",
         ]

@@ -38,3 +38,20 @@ def test_checkbox_roundtrip(lab, scratch_dir):
 
     shot = lab.screenshot("lab_smoke")
     assert shot.stat().st_size > 10_000
+
+
+def test_learners_lab_opens_lessons_without_solutions(jupyter_server):
+    """JupyterLab as `make lab` starts it serves each lesson notebook as stored: the same cells, none of the
+    solutions its .md source holds (with jupytext's extension on, the pair would open merged)."""
+    import json
+
+    from lab_harness import REPO
+
+    lessons = sorted((REPO / "lessons").glob("*.ipynb")) + sorted((REPO / "lessons" / "zh").glob("*.ipynb"))
+    assert lessons
+    for nb in lessons:
+        rel = nb.relative_to(REPO).as_posix()
+        served = jupyter_server.api("GET", f"api/contents/{rel}?content=1")["content"]["cells"]
+        stored = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        assert [c["id"] for c in served] == [c["id"] for c in stored], rel
+        assert not any("BEGIN SOLUTION" in "".join(c["source"]) for c in served), rel
