@@ -43,6 +43,9 @@ Cell tags (written as text in the source, ``:tags: [parity]``)
     A cell that displays an explorer widget (its output is not compared by nbval).
 ``exercise`` / ``check``
     The learner's answer cell and the cell that checks it.
+``hide-input``
+    Jupyter Book's tag: the learner's notebook folds the cell's input
+    (``jupyter.source_hidden``), as for the checks' helper code.
 ``solution``
     A Markdown cell right after an ``exercise`` cell, holding that answer cell's
     solution between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (nbgrader's
@@ -254,6 +257,8 @@ def learner_notebook(source_nb):
         if "solution" in tags(cell):
             continue
         meta = {k: v for k, v in cell.metadata.items()}
+        if "hide-input" in tags(cell):  # Jupyter Book's tag; JupyterLab folds the input (the outputs stay)
+            meta["jupyter"] = {"source_hidden": True}
         if cell.cell_type == "code":
             new = nbformat.v4.new_code_cell(cell.source, metadata=meta)
         else:

@@ -215,7 +215,7 @@ def keys(draw):
     return shape, items, draw(st.booleans()), draw(st.sampled_from(["get", "set_number", "set_scalar", "set_row"]))
 
 
-def _key_item(lib, kind, v):
+def _make_key_item(lib, kind, v):
     if kind == "slice":
         return slice(*v)
     if kind == "none":
@@ -232,7 +232,7 @@ def _key_item(lib, kind, v):
 
 
 def _build_key(lib, items, as_tuple):
-    out = [_key_item(lib, kind, v) for kind, v in items]
+    out = [_make_key_item(lib, kind, v) for kind, v in items]
     return tuple(out) if as_tuple or len(out) != 1 else out[0]
 
 
