@@ -6,6 +6,8 @@ One convention everywhere: the explorers (``leafkit.widgets``),
 the default, means the package-level default set here.  The Chinese lessons call
 ``leafkit.set_language("zh")`` in their first cell.
 
+``set_language("zh")`` also lets matplotlib draw Chinese labels (:func:`matplotlib_cjk`).
+
 Code stays code in both languages: identifiers such as ``grad_fn``,
 ``requires_grad`` and ``is_leaf``, PyTorch's error and warning texts, and the
 printed tensors are never translated.  This module is not part of PyTorch's API
@@ -15,8 +17,9 @@ printed tensors are never translated.  This module is not part of PyTorch's API
 from __future__ import annotations
 
 import contextlib
+import logging
 
-__all__ = ["LANGUAGES", "set_language", "get_language", "resolve_language", "language"]
+__all__ = ["LANGUAGES", "set_language", "get_language", "resolve_language", "language", "matplotlib_cjk"]
 
 #: The accepted language codes: English and Simplified Chinese.
 LANGUAGES = ("en", "zh")
@@ -61,6 +64,57 @@ def set_language(lang: str) -> None:
     """
     global _language
     _language = _check(lang)
+    if _language == "zh":
+        matplotlib_cjk()
+
+
+#: Fonts with Chinese glyphs that matplotlib may use, the first installed wins (the drawings' list, in
+#: :mod:`leafkit.viz.dot`, names the same families).
+CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "PingFang SC", "SimHei")
+
+_cjk_font = None
+
+
+def matplotlib_cjk():
+    """Let matplotlib draw Chinese labels: add the first installed font of :data:`CJK_FONTS` to
+    ``rcParams["font.family"]`` after the families already there (``sans-serif``, that is DejaVu Sans, by
+    default).  matplotlib takes each glyph from the first family that has it, so Latin text and the minus sign
+    keep their usual look and Chinese characters come from the CJK font.  :func:`set_language` calls it for
+    ``"zh"``.
+
+    Returns the font's family name, or None when matplotlib or every CJK font is missing (Chinese labels then
+    show as empty boxes, with matplotlib's "Glyph ... missing" warning; on Debian ``apt-get install
+    fonts-wqy-zenhei`` gives one).  matplotlib's log line that WenQuanYi Zen Hei has weight 500 where 400 was
+    asked for is dropped: the font has no other weight.
+    """
+    global _cjk_font
+    try:
+        import matplotlib
+        from matplotlib import font_manager
+    except ImportError:
+        return None
+    if _cjk_font is None:
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        _cjk_font = next((name for name in CJK_FONTS if name in installed), "")
+        if _cjk_font:
+            logging.getLogger("matplotlib.font_manager").addFilter(_OnlyWeight(_cjk_font))
+    if _cjk_font:
+        families = list(matplotlib.rcParams["font.family"])
+        if _cjk_font not in families:
+            matplotlib.rcParams["font.family"] = families + [_cjk_font]
+    return _cjk_font or None
+
+
+class _OnlyWeight(logging.Filter):
+    """Drop matplotlib's "Failed to find font weight ... for <the CJK font>" warning (nothing else)."""
+
+    def __init__(self, font):
+        super().__init__()
+        self.font = font
+
+    def filter(self, record):
+        msg = record.getMessage()
+        return not (msg.startswith("findfont: Failed to find font weight") and f" for {self.font}," in msg)
 
 
 def get_language() -> str:

@@ -202,3 +202,30 @@ def test_chinese_drawings_render(tk):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     svg = make_dot(z, params={"x": x, "h": h}, lang="zh").pipe(format="svg").decode()
     assert "点线" in svg and "WenQuanYi Zen Hei" in svg
+
+
+def test_set_language_zh_lets_matplotlib_draw_chinese(recwarn):
+    """set_language("zh") adds an installed CJK font after matplotlib's own families: a Chinese title is drawn
+    with no "Glyph missing" warning, and Latin text keeps the first family."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from leafkit import _lang
+
+    before = list(matplotlib.rcParams["font.family"])
+    try:
+        leafkit.set_language("zh")
+        font = _lang.matplotlib_cjk()
+        if font is None:
+            pytest.skip("no CJK font installed (apt-get install fonts-wqy-zenhei)")
+        families = list(matplotlib.rcParams["font.family"])
+        assert families[: len(before)] == before and families[-1] == font
+        fig, ax = plt.subplots()
+        ax.set_title("牛顿法：第 1 步 −1")
+        fig.canvas.draw()
+        plt.close(fig)
+        assert not [w for w in recwarn if "missing from font" in str(w.message)]
+    finally:
+        leafkit.set_language("en")
+        matplotlib.rcParams["font.family"] = before
