@@ -125,15 +125,19 @@ lab-torch: $(DEPS_TORCH)
 lab-teacher: $(DEPS_LAB)
 	$(MAKE) --no-print-directory open-lab TEACHER=1
 
+LEARNER_FLAGS := --ServerApp.jpserver_extensions=jupyterlab_jupytext=False \
+  "--ContentsManager.hide_globs=['__pycache__', '*.pyc', '*.pyo', '.DS_Store', '*.so', '*.dylib', '*~', '[0-9][0-9]_*.md']"
+
 open-lab:
 	@command -v dot >/dev/null || echo "warning: graphviz 'dot' not found; graph drawings will not render (apt-get install -y graphviz)"
 	@# the lessons are ours: trust them so their stored drawings show before they are run; no news pop-up
 	$(VENV)/bin/jupyter trust lessons/*.ipynb $(wildcard lessons/zh/*.ipynb) >/dev/null
 	$(VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyterlab/apputils-extension:announcements" >/dev/null 2>&1 || true
 	@# a learner's lab leaves jupytext's server extension off: with it, each notebook would open merged
-	@# with its .md source, and so show the exercises' solutions (tests/browser/lab_harness.py does the same)
+	@# with its .md source, and so show the exercises' solutions (tests/browser/lab_harness.py does the same);
+	@# the file browser does not list the sources either (jupyter_server's default hide_globs, plus NN_*.md)
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
-	  $(if $(TEACHER),,--ServerApp.jpserver_extensions=jupyterlab_jupytext=False) $(LAB_ARGS) \
+	  $(if $(TEACHER),,$(LEARNER_FLAGS)) $(LAB_ARGS) \
 	  $(if $(START_NB),--LabApp.default_url=/lab/tree/$(START_NB) $(START_NB))
 
 # Lessons: lessons/*.md (and lessons/zh/*.md) are the sources; see scripts/build_lessons.py.
