@@ -150,7 +150,7 @@ def test_closure_runs_with_grad_enabled():
 
     with torch.no_grad():
         loss = opt.step(closure)
-    assert float(loss) == 9.0 and p.tolist() == pytest.approx([2.4])
+    assert loss.item() == 9.0 and p.tolist() == pytest.approx([2.4])
 
 
 def _sgd_reference(w, grads, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False):
