@@ -147,12 +147,13 @@ def main(argv=None):
             if all(lib in w4[n] for n in w4):
                 g1, g2 = w4[50_000][lib] / w4[25_000][lib], w4[100_000][lib] / w4[50_000][lib]
                 print(f"W4 growth {lib:14s} 50k/25k = {g1:.2f}, 100k/50k = {g2:.2f} (linear: 2.0)")
+    from importlib import metadata
+
     versions = []
-    for mod, label in (("torch", "PyTorch"), ("mygrad", "MyGrad"), ("autograd", "HIPS autograd"), ("numpy", "NumPy")):
+    for dist, label in (("torch", "PyTorch"), ("mygrad", "MyGrad"), ("autograd", "HIPS autograd"), ("numpy", "NumPy")):
         try:
-            m = __import__(mod)
-            versions.append(f"{label} {getattr(m, '__version__', '?')}")
-        except ImportError:
+            versions.append(f"{label} {metadata.version(dist)}")  # HIPS autograd has no __version__
+        except metadata.PackageNotFoundError:
             pass
     print("; ".join(versions))
 
