@@ -165,7 +165,7 @@ def lesson_table(manifest: dict, lang: str, prefix: str) -> str:
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for e in manifest["lessons"]:
         article = quoted_article(manifest, lang, e)
-        rows.append(f"| {e.number} | [`{e.stem}`]({prefix}{e.stem}.ipynb) | {e.teaches[lang]} | {article} |")
+        rows.append(f"| {e.number} | [{e.stem}]({prefix}{e.stem}.ipynb) | {e.teaches[lang]} | {article} |")
     return "\n".join(rows)
 
 
