@@ -341,6 +341,15 @@ def message_details(torch, rec, dev):
         lambda: y.sum().backward(),
         key="can't replace a None gradient with a non-None value",
     )
+    for label, attach in (
+        ("tensor hook", lambda y, new: y.register_hook(lambda g: new)),
+        ("node pre-hook", lambda y, new: y.grad_fn.register_prehook(lambda go: (new,))),
+    ):  # PyTorch's check_single_result: the type is checked before the size
+        y = x * 2
+        attach(y, torch.ones(3, dtype=torch.float64))
+        rec.error(
+            f"{label} changes dtype and size", lambda y=y: y.sum().backward(), key="has changed the type of value"
+        )
     rec.warns("0-d .T", lambda: torch.tensor(1.0).T, key="Tensor.T is deprecated on 0-D tensors")
     rec.error("bool trunc", lambda: torch.tensor([True]).trunc(), key="not implemented for 'Bool'")
 

@@ -503,17 +503,25 @@ def _run_tensor_hooks(hooks, g, device, step=None):
         if step is not None:
             step.hooks.append("tensor hook")
         if r is not None:
-            if not isinstance(r, api.tensor_type):
-                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
-            name = getattr(fn, "__name__", repr(fn))
-            if r._data.shape != t._data.shape:
-                raise RuntimeError(f"hook '{name}' has changed the size of value")
-            if r._data.dtype != t._data.dtype or r._device is not t._device:
-                raise RuntimeError(
-                    f"hook '{name}' has changed the type of value (was {t._type_string()} got {r._type_string()})"
-                )
+            _check_hook_value(fn, t, r)
             g = r._data if wrapped else r
     return g
+
+
+def _check_hook_value(fn, old, new) -> None:
+    """PyTorch's ``check_single_result``: a hook's replacement for the gradient ``old`` must be a tensor of its
+    type (dtype and device), then of its size.  Raises TypeError ("expected Variable, but hook returned
+    'float'") or RuntimeError ("hook 'f' has changed the type of value (was ... got ...)", "... the size of
+    value")."""
+    if not isinstance(new, api.tensor_type):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    name = getattr(fn, "__name__", repr(fn))
+    if new._data.dtype != old._data.dtype or new._device != old._device:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {old._type_string()} got {new._type_string()})"
+        )
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
 def _retain(ref, g, device, create_graph, step=None):
@@ -549,13 +557,6 @@ def _call_node_hook(fn, args, dev, expect):
             continue
         if old is None:
             raise RuntimeError("can't replace a None gradient with a non-None value")
-        if not isinstance(new, api.tensor_type):
-            raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
-        if new._data.dtype != old._data.dtype or new._device != old._device:
-            raise RuntimeError(
-                f"hook '{name}' has changed the type of value (was {old._type_string()} got {new._type_string()})"
-            )
-        if new._data.shape != old._data.shape:
-            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        _check_hook_value(fn, old, new)
     keep_tensors = _state.enabled  # a recorded pass keeps tensors; a plain one works on arrays
     return [x if (x is None or keep_tensors or not isinstance(x, api.tensor_type)) else x._data for x in r]
