@@ -60,7 +60,7 @@ def _infer(data, dtype=None):
     except (ValueError, TypeError):
         arr = None
     if arr is None or arr.dtype == object:
-        sizes = _check_nested(data, dtype)  # raises PyTorch's error for what NumPy could not read
+        sizes = check_nested(data, dtype)  # raises PyTorch's error for what NumPy could not read
         if 0 not in sizes:
             arr = np.asarray(data, dtype=dtype.np if dtype is not None else np.float64)
         else:  # PyTorch reads no element of an empty tensor: [[], [1]] is a (2, 0) tensor
@@ -91,7 +91,7 @@ def _sizes(data):
     return sizes
 
 
-def _check_nested(data, dtype):
+def check_nested(data, dtype):
     """Walk nested sequences as PyTorch's ``recursive_store`` does and raise its error at the first bad item:
     ValueError "expected sequence of length n at dim d (got m)", TypeError "not a sequence" (a number where a
     sequence should be) or for a sequence where a number should be, RuntimeError "Could not infer dtype of ..."

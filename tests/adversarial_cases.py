@@ -304,6 +304,17 @@ def construction_errors(torch, rec, dev):
         lambda: torch.zeros(0).view(-1, 0),
         key="because the unspecified dimension size -1 can be any value and is ambiguous",
     )
+    # a list in an index key is read as torch.tensor reads it (with an int64 target): the same errors
+    x = torch.ones(3, 3)
+    for label, key, message in (
+        ("[[0, 1], [2]]", [[0, 1], [2]], "expected sequence of length 2 at dim 1 (got 1)"),
+        ("[0, None]", [0, None], "Could not infer dtype of NoneType"),
+        ("[[0], 1]", [[0], 1], "not a sequence"),
+        ("[1, [2]]", [1, [2]], "'list' object cannot be interpreted as an integer"),
+        ("[2**63]", [2**63], "Overflow when unpacking long long"),
+        ("[[], [1]]", [[], [1]], ""),
+    ):
+        attempt(rec, f"x[{label}, 0]", lambda key=key: x[key, 0], key=message)
 
 
 @case("numpy errors")

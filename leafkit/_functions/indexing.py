@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from .. import _device, _dtype
+from .._creation import check_nested
 from .._tensor import Tensor
 from ._base import array_module, as_array, check_tensor, is_number, num, type_name
 from ._base import dim as _dim
@@ -217,11 +218,18 @@ _GOT_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or by
 
 def _sequence_array(seq):
     """A list (or NumPy array) in a key as PyTorch's ``sequenceToVariable`` makes it: bool stays bool, anything
-    numeric becomes int64 (floats truncate)."""
+    numeric becomes int64 (floats truncate).  A list NumPy cannot read as numbers (ragged, ``None``, an int past
+    int64) raises what ``torch.tensor`` raises for it, with PyTorch's int64 target (:func:`check_nested`)."""
     try:
         arr = np.asarray(seq)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal lengths: {e}") from None
+    except (ValueError, TypeError):
+        arr = None
+    if arr is None or arr.dtype == object or (arr.dtype == np.uint64 and not isinstance(seq, np.ndarray)):
+        sizes = check_nested(seq, _dtype.int64)
+        if 0 in sizes:  # nothing is read from an empty list: [[], [1]] is a (2, 0) index
+            return np.zeros(sizes, dtype=np.int64)
+        if arr is None:
+            arr = np.asarray(seq, dtype=object)
     if arr.dtype.kind == "b":
         return arr
     if arr.dtype.kind not in "iuf":
