@@ -68,9 +68,10 @@ def set_language(lang: str) -> None:
         matplotlib_cjk()
 
 
-#: Fonts with Chinese glyphs that matplotlib may use, the first installed wins (the drawings' list, in
-#: :mod:`leafkit.viz.dot`, names the same families).
-CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "PingFang SC", "SimHei")
+#: Fonts with Chinese glyphs, the first installed wins: for matplotlib (:func:`matplotlib_cjk`) and for the
+#: Chinese drawings (``leafkit.viz.dot.CJK_FONTNAME``).  Debian: fonts-noto-cjk, fonts-wqy-zenhei; Windows:
+#: Microsoft YaHei; macOS: PingFang SC.
+CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "PingFang SC")
 
 _cjk_font = None
 

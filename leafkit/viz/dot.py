@@ -14,6 +14,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping
 
+from .._lang import CJK_FONTS
 from . import _inspect as I
 from ._graph import ATTACH, DEFAULT_MAX_NODES, SAVED, Model, collapse, to_digraph
 
@@ -36,9 +37,9 @@ GRAPH_ATTR = dict(size="12,12")
 MAX_ATTR_CHARS = 50
 
 #: The font list of Chinese drawings (``lang="zh"``): Graphviz (through Pango/fontconfig) and
-#: browsers take the first one installed.  Debian: fonts-noto-cjk, fonts-wqy-zenhei; Windows:
-#: Microsoft YaHei; macOS: PingFang SC.  English drawings never name these fonts.
-CJK_FONTNAME = "Noto Sans CJK SC,WenQuanYi Zen Hei,Microsoft YaHei,PingFang SC,sans-serif"
+#: browsers take the first one installed (:data:`leafkit._lang.CJK_FONTS`, then sans-serif).
+#: English drawings never name these fonts.
+CJK_FONTNAME = ",".join((*CJK_FONTS, "sans-serif"))
 #: The legend's own font (English); the nodes keep torchviz's monospace.
 LEGEND_ATTR = dict(fontname="Helvetica", fontsize="10", labelloc="b", labeljust="l")
 LEGEND_LINE = 84  # characters per legend line, before it wraps
