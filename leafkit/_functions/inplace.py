@@ -303,16 +303,9 @@ def _copy(self, src):
         except ValueError:
             raise RuntimeError(
                 f"output with shape [{', '.join(map(str, self.shape))}] doesn't match the broadcast "
-                f"shape [{', '.join(map(str, _bshape(self.shape, src.shape)))}]"
+                f"shape [{', '.join(map(str, np.broadcast_shapes(self.shape, src.shape)))}]"
             ) from None
     return src.astype(self.dtype, copy=True)
-
-
-def _bshape(a, b):
-    n = max(len(a), len(b))
-    a = (1,) * (n - len(a)) + tuple(a)
-    b = (1,) * (n - len(b)) + tuple(b)
-    return [max(x, y) for x, y in zip(a, b)]
 
 
 copy_spec = defop(
