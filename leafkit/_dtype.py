@@ -6,6 +6,8 @@ gradients; integer and bool types may not, as in PyTorch.
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "short",
     "get_default_dtype",
     "set_default_dtype",
+    "is_differentiable",
 ]
 
 
@@ -100,6 +103,15 @@ def type_string(np_dtype, device=None) -> str:
     d = _FROM_NP.get(np.dtype(np_dtype))
     name = d.tensor_type if d is not None else "Tensor"
     return ("torch.cuda." if device is not None and device.type == "cuda" else "torch.") + name
+
+
+def is_differentiable(np_dtype) -> "builtins.bool":
+    """Whether tensors of this NumPy dtype may require grad (PyTorch: floating and complex types only).
+
+    The one place that says so: ``requires_grad=True`` on an integer or bool tensor raises "Only Tensors of
+    floating point and complex dtype can require gradients", and an op's integer outputs get no ``grad_fn``.
+    """
+    return np_dtype.kind in "fc"
 
 
 def _by_name(name: str) -> dtype:
