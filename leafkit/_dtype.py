@@ -105,7 +105,7 @@ def type_string(np_dtype, device=None) -> str:
     return ("torch.cuda." if device is not None and device.type == "cuda" else "torch.") + name
 
 
-def is_differentiable(np_dtype) -> "builtins.bool":
+def is_differentiable(np_dtype) -> builtins.bool:
     """Whether tensors of this NumPy dtype may require grad (PyTorch: floating and complex types only).
 
     The one place that says so: ``requires_grad=True`` on an integer or bool tensor raises "Only Tensors of
