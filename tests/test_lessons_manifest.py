@@ -416,3 +416,44 @@ def test_a_change_in_one_language_reminds_of_the_twin(tmp_path):
     zh = build_lessons.source_path(manifest, "zh", entry)
     zh.write_text(zh.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     assert build_lessons.twin_reminders(manifest, [entry]) == []  # both changed: nothing to remind
+
+
+def bold_slips(markdown: str) -> list[str]:
+    """``**`` markers that will not render as bold: CommonMark opens ``**`` only where it is left-flanking
+    and closes it only where it is right-flanking.  In Chinese the usual slip is a closing ``**`` after
+    full-width punctuation and before a character, "**重点。**下一句", which JupyterLab shows as literal
+    asterisks; "**重点**。下一句" renders."""
+    import re
+    import unicodedata
+
+    def punct(c: str) -> bool:
+        return c != "" and unicodedata.category(c)[0] in "PS"
+
+    def space(c: str) -> bool:
+        return c == "" or c.isspace()
+
+    slips = []
+    markdown = re.sub(r"(?ms)^```.*?^```$", "", markdown)  # code blocks
+    for para in re.split(r"\n\s*\n", markdown):
+        para = re.sub(r"`[^`\n]*`", "`x`", para)  # code spans: their content does not count
+        marks = list(re.finditer(r"\*\*", para))
+        for k, m in enumerate(marks):
+            before = para[m.start() - 1] if m.start() else ""
+            after = para[m.end()] if m.end() < len(para) else ""
+            opens = not space(after) and (not punct(after) or space(before) or punct(before))
+            closes = not space(before) and (not punct(before) or space(after) or punct(after))
+            if not (opens if k % 2 == 0 else closes):
+                slips.append(para[max(0, m.start() - 30) : m.end() + 20].replace("\n", " "))
+    return slips
+
+
+def test_bold_slips_are_found():
+    assert bold_slips("它改动了保存的张量。**把上面每个运算都测两次**") == []
+    assert bold_slips("**跟在一个运算后面。**残差块") == ["**跟在一个运算后面。**残差块"]
+    assert bold_slips("**原文：**《PyTorch》 and **`detach()`** and `x ** 2`") == []
+
+
+@pytest.mark.parametrize("item", LESSONS, ids=lesson_id)
+def test_bold_text_renders(item):
+    lang, entry = item
+    assert bold_slips(source_path(lang, entry).read_text(encoding="utf-8")) == []
