@@ -24,6 +24,7 @@ import contextlib
 import io
 import os
 import re
+import sys
 import tokenize
 import warnings
 
@@ -93,6 +94,8 @@ def run_lesson(lang: str, entry, replace: dict) -> dict:
     finally:
         os.chdir(cwd)
         leafkit.set_language(language)
+        if "matplotlib.pyplot" in sys.modules:  # the lesson's figures: closed, as a kernel's end would
+            sys.modules["matplotlib.pyplot"].close("all")
     return outs
 
 
