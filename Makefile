@@ -1,13 +1,18 @@
 # leafkit — developer entry points.
 #
-#   make lab          create .venv if needed, install '.[lab]', open JupyterLab on the first lesson,
-#                     as a learner sees it (the notebooks alone: no exercise solutions)
+#   make lab          create .venv if needed, install '.[lab]', open JupyterLab on lesson 0, as a
+#                     learner sees it (the notebooks alone: no exercise solutions); in English, or
+#                     in Chinese when LANG is zh_* (LESSON_LANG=zh or en chooses); it prints where
+#                     both languages start
+#   make lab-zh       the same, on the Chinese lesson 0 (中文课程：lessons/zh/00_start_here.ipynb)
 #   make lab-torch    the same, with real PyTorch installed too (to try `import torch`)
 #   make lab-teacher  the same, for editing lessons: jupytext opens each notebook together with its
 #                     Markdown source (solutions included), and saving writes both
-#                     (all three: LAB_ARGS='--port=8890' passes options to `jupyter lab`)
-#   make lessons      sync every lesson (en + zh) from its .md source and execute it (nbclient)
-#   make lesson L=01  the same for one lesson (file name prefix; both languages)
+#                     (all of them: LAB_ARGS='--port=8890' passes options to `jupyter lab`)
+#   make lessons      write the generated parts from lessons/manifest.toml, sync every lesson (en + zh)
+#                     from its .md source and execute it (nbclient); needs only '.[lab]' and graphviz
+#   make lesson L=01  the same for one lesson (file name prefix; both languages), and for the lessons
+#                     whose generated parts changed (lesson 0 and the last lesson, after adding one)
 #   make test         install '.[test,parity,lab]' and run the WHOLE suite in one pytest run:
 #                     lint + unit + parity + browser (JupyterLab in headless Chromium) +
 #                     binder checks + nbval on every lessons/*.ipynb and lessons/zh/*.ipynb
@@ -43,10 +48,13 @@ NBVAL_ARGS   := $(if $(LESSONS),--nbval --nbval-current-env $(if $(SANITIZE),--n
 LINT_PATHS   ?= .
 
 # jupyter-server refuses to start as root unless told so.  `make lab` serves the
-# whole repository (root_dir) and opens the first lesson; the printed URL
-# (default_url) leads there too, for machines without a local browser.
+# whole repository (root_dir) and opens lesson 0 in the learner's language; the printed
+# URL (default_url) leads there too, for machines without a local browser.
 ROOT_FLAG    := $(if $(filter 0,$(shell id -u)),--allow-root)
-START_NB     := $(wildcard lessons/00_start_here.ipynb)
+LESSON_LANG  ?= $(if $(filter zh%,$(firstword $(LC_ALL) $(LC_MESSAGES) $(LANG))),zh,en)
+EN_START     := lessons/00_start_here.ipynb
+ZH_START     := lessons/zh/00_start_here.ipynb
+START_NB     := $(wildcard $(if $(filter zh,$(LESSON_LANG)),$(ZH_START),$(EN_START)))
 
 # Install stamps: redone when pyproject.toml changes.
 DEPS_LAB     := $(VENV)/.deps-lab
@@ -54,10 +62,10 @@ DEPS_FAST    := $(VENV)/.deps-fast
 DEPS_TEST    := $(VENV)/.deps-test
 DEPS_TORCH   := $(VENV)/.deps-torch
 
-.PHONY: help lab lab-torch lab-teacher open-lab lessons lesson lint binder-pins test test-fast test-browser venv system-deps check-system-deps clean-venv
+.PHONY: help lab lab-zh lab-torch lab-teacher open-lab lessons lesson check-graphviz lint binder-pins test test-fast test-browser venv system-deps check-system-deps clean-venv
 
 help:
-	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,27p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------- venv ----
 $(VPY):
@@ -119,6 +127,9 @@ check-system-deps:
 lab: $(DEPS_LAB)
 	$(MAKE) --no-print-directory open-lab
 
+lab-zh: $(DEPS_LAB)
+	$(MAKE) --no-print-directory open-lab LESSON_LANG=zh
+
 lab-torch: $(DEPS_TORCH)
 	$(MAKE) --no-print-directory open-lab
 
@@ -133,6 +144,9 @@ open-lab:
 	@# the lessons are ours: trust them so their stored drawings show before they are run; no news pop-up
 	$(VENV)/bin/jupyter trust lessons/*.ipynb $(wildcard lessons/zh/*.ipynb) >/dev/null
 	$(VENV)/bin/jupyter labextension disable --level=sys_prefix "@jupyterlab/apputils-extension:announcements" >/dev/null 2>&1 || true
+	@echo ">> English: lesson 0 is $(EN_START) (make lab LESSON_LANG=en)"
+	@echo ">> 中文课程：第 0 课是 $(ZH_START)（用 make lab-zh 直接打开它）"
+	@echo ">> opening $(START_NB); in the URL printed below, /lab/tree/$(EN_START) and /lab/tree/$(ZH_START) open either one"
 	@# a learner's lab leaves jupytext's server extension off: with it, each notebook would open merged
 	@# with its .md source, and so show the exercises' solutions (tests/browser/lab_harness.py does the same);
 	@# the file browser does not list the sources either (jupyter_server's default hide_globs, plus NN_*.md)
@@ -141,12 +155,17 @@ open-lab:
 	  $(if $(START_NB),--LabApp.default_url=/lab/tree/$(START_NB) $(START_NB))
 
 # Lessons: lessons/*.md (and lessons/zh/*.md) are the sources; see scripts/build_lessons.py.
-lessons: $(DEPS_TEST) check-system-deps
+# The build needs the lab extra (jupytext, nbclient, ipykernel, matplotlib, scikit-learn, tqdm) and
+# graphviz's dot for the drawings: not the test stack (torch, Playwright, ...).
+lessons: $(DEPS_LAB) check-graphviz
 	$(VPY) scripts/build_lessons.py
 
-lesson: $(DEPS_TEST) check-system-deps
+lesson: $(DEPS_LAB) check-graphviz
 	@[ -n "$(L)" ] || { echo "usage: make lesson L=01   (a lesson's file name prefix)"; exit 2; }
 	$(VPY) scripts/build_lessons.py $(L)
+
+check-graphviz:
+	@command -v dot >/dev/null || { echo "error: graphviz 'dot' not found; the lessons' drawings need it (apt-get install -y graphviz)"; exit 1; }
 
 lint: $(DEPS_TEST)
 	$(VENV)/bin/ruff check $(LINT_PATHS)

@@ -197,6 +197,34 @@ def test_train_progress_bar_counts_every_batch_and_notes_the_last_epoch(data):
     assert digits.progress_bar(5, disable=True).total == 5
 
 
+def test_train_progress_bar_speaks_chinese_after_set_language(data):
+    import io
+
+    buf = io.StringIO()
+    from leafkit._lang import language
+
+    with language("zh"):
+        history = digits.train(
+            digits.make_model(0), epochs=1, data=data, progress={"file": buf, "mininterval": 0, "ascii": True}
+        )
+    last = buf.getvalue().rsplit("\r", 1)[-1]
+    assert last.startswith("训练: 100%|"), last
+    assert f"第 1/1 轮，损失 {history['loss'][-1]:.4f}，测试准确率 {history['test_acc'][-1]:.2%}" in last
+    assert leafkit.get_language() == "en"
+
+
+@pytest.mark.parity
+def test_a_torch_model_trains_on_torch_without_lib(data):
+    """A lesson that switches to ``import torch`` builds the model with ``lib=torch`` and changes nothing else:
+    train() (and make_optimizer, train_epoch, evaluate) take the library from the model's parameters."""
+    torch = pytest.importorskip("torch")
+    model = digits.make_model(0, lib=torch)
+    assert digits._lib(None, model) is torch and digits._lib(None, digits.make_model(0)) is leafkit
+    history = digits.train(model, epochs=1, data=data)
+    assert history["test_acc"][-1] > 0.8
+    assert isinstance(digits.make_optimizer(model), torch.optim.SGD)
+
+
 @pytest.mark.slow
 def test_train_progress_is_a_widget_in_a_notebook_with_a_stable_text_output(tmp_path):
     """In Jupyter, tqdm.auto gives an ipywidgets bar; its text/plain form (what nbval compares) is the first

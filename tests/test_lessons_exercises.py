@@ -3,111 +3,49 @@
 Each exercise in a lesson source is an answer cell (tag ``exercise``), the solution
 right after it (a Markdown cell tagged ``solution``, the code between nbgrader's
 ``### BEGIN SOLUTION`` and ``### END SOLUTION``) and a check cell (tag ``check``).
-Every lesson (both languages) runs in-process, code cell after code cell, four
-times: unanswered, with each answer cell replaced by its solution, by a wrong answer
-(``WRONG`` below), and by an answer of the wrong type.  The check cells must start
-their verdict with the lesson language's *Not yet*, *Right!* and *Not quite.*
-(``lessons/manifest.toml``), and no cell may raise.
+Every lesson (both languages) runs in-process, code cell after code cell:
+unanswered, with each answer cell replaced by its solution, by a wrong answer and by
+an answer of the wrong type.  The wrong answers are written in the solution cell,
+after the solution (``### BEGIN WRONG ANSWER`` ... ``### END WRONG ANSWER``, and
+``WRONG TYPE``); an exercise may list several, and the lesson runs once per answer.
+The check cells must start their verdict with the lesson language's *Not yet*,
+*Right!* and *Not quite.* (``lessons/manifest.toml``), and no cell may raise.
+
+A check never gives the answer away: it is folded in the learner's notebook, its
+``right=`` and hint texts do not state the solution, and only a right answer sees it
+(``test_no_check_gives_the_answer_away``, and ``test_checks_judge_answers`` for what
+the check prints to a wrong answer).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import os
+import re
+import sys
+import tokenize
 import warnings
 
 import pytest
-from lesson_sources import build_lessons, lesson_id, lessons, read_source, source_path, tags, verdicts
+from lesson_sources import build_lessons, lesson_id, lessons, notebook_path, read_source, source_path, tags, verdicts
 
-#: Per lesson, per exercise (numbered from 1): (a wrong answer, an answer of the wrong type).
-#: Each replaces the whole answer cell.  The right answers are the lessons' solution cells.
-WRONG = {
-    "00_start_here": {
-        1: ("answer_1 = False", "answer_1 = 'True'"),
-        2: ("answer_2 = [1.0, 1.0]", "answer_2 = '33'"),
-    },
-    "01_leaf_tensors": {
-        1: ("answer_1 = True", "answer_1 = 0"),
-        2: ("answer_2 = 3", "answer_2 = '6'"),
-        3: (
-            "x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\nz3.backward()\ny3.retain_grad()",
-            "x3 = torch.tensor(3.0, requires_grad=True)\ny3 = x3 ** 3\nz3 = 2 * y3\nz3.backward()\ny3 = 'retain_grad'",
-        ),
-    },
-    "02_clone_detach_cuda": {
-        1: ("answer_1 = False", "answer_1 = 1"),
-        2: ('answer_2 = {"p", "q", "r"}', "answer_2 = 'prt'"),
-        3: (
-            "start = torch.tensor([0.5, -0.5])\nweight = start.clone().requires_grad_().cuda()",
-            "start = torch.tensor([0.5, -0.5])\nweight = 'cuda'",
-        ),
-    },
-    "03_detach_and_grad_modes": {
-        1: ("answer_1 = (True, True, False)", "answer_1 = 'True, False, False'"),
-        2: ("answer_2 = (2.0, 6.0)", "answer_2 = ('2', '12')"),
-        3: (
-            "x = torch.tensor([5.0, 6.0], requires_grad=True)\ny = x.detach().clone()",
-            "x = torch.tensor([5.0, 6.0], requires_grad=True)\ny = 5.0",
-        ),
-    },
-    "04_leaves_in_training": {
-        1: ('answer_1 = {"p", "q", "r", "s"}', 'answer_1 = ["p", "r", "s"]'),
-        2: (
-            "w = torch.tensor([3.0], requires_grad=True)\nlr = 0.25\n(w ** 2).sum().backward()\nw = w - lr * w.grad",
-            "w = torch.tensor([3.0], requires_grad=True)\nlr = 0.25\n(w ** 2).sum().backward()\nw = 1.5",
-        ),
-        3: ("weight = torch.randn(2, 2, requires_grad=True).cuda()", "weight = [[0.0, 0.0], [0.0, 0.0]]"),
-    },
-    "05_gradients_add_up": {
-        1: ("answer_1 = 6.0", "answer_1 = '8'"),
-        2: ("answer_2 = 3", "answer_2 = [4]"),
-        3: ("answer_3 = [0.0, 0.0, 1.0]", "answer_3 = '010'"),
-    },
-    "06_gradients_of_gradients": {
-        1: ("answer_1 = 32.0", "answer_1 = '48'"),
-        2: ("answer_2 = (True, False, True)", "answer_2 = 'False, True, True'"),
-        3: (
-            "critic = torch.nn.Linear(2, 1)\npoints = torch.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)\n"
-            "(grad_points,) = torch.autograd.grad(critic(points).sum(), points)",
-            "grad_points = [[1.0, 2.0], [1.0, 2.0]]",
-        ),
-    },
-    "07_modes_and_frozen_weights": {
-        1: ("answer_1 = (False, False, False)", "answer_1 = 'True, False, False'"),
-        2: ("answer_2 = 3", "answer_2 = '1'"),
-        3: ('answer_3 = {"p", "q", "s"}', "answer_3 = 'ps'"),
-    },
-    "08_detach_in_practice": {
-        1: ("answer_1 = (True, True)", "answer_1 = 'False, True'"),
-        2: ("answer_2 = 5", "answer_2 = '15'"),
-        3: (
-            "image = torch.tensor([1.0, 2.0, 3.0, 4.0])\nx = image.requires_grad_()",
-            "image = torch.tensor([1.0, 2.0, 3.0, 4.0])\nx = [1.0, 2.0, 3.0, 4.0]",
-        ),
-    },
-    "09_inplace_in_training": {
-        1: ('answer_1 = {"q", "t"}', "answer_1 = 'qrt'"),
-        2: (
-            "def block(x, w):\n    h = (x @ w).tanh()\n    h = h + 2\n    return h.sum()",
-            "block = 2.0",
-        ),
-        3: ("answer_3 = 6.0", "answer_3 = '4'"),
-    },
-}
+nbformat = pytest.importorskip("nbformat")
 
 LESSONS = lessons()
 
 
 def exercises(nb) -> list:
-    """Per exercise: (answer cell, solution code, check cell), in order."""
-    cells = nb.cells
+    """Per exercise: (answer cell, solution code, check cell, wrong answers), in order.
+
+    The wrong answers come from the solution cell: ``{"wrong answer": [code, ...], "wrong type": [code, ...]}``.
+    """
     out = []
-    for i, cell in enumerate(cells):
-        if "exercise" in tags(cell):
-            sol = cells[i + 1] if i + 1 < len(cells) and "solution" in tags(cells[i + 1]) else None
-            check = next((c for c in cells[i + 1 :] if "check" in tags(c)), None)
-            out.append((cell, build_lessons.solution_code(sol) if sol else None, check))
+    for answer, sol, check in build_lessons.exercises(nb):
+        solution = build_lessons.solution_code(sol) if sol else None
+        wrong = build_lessons.wrong_answers(sol) if sol else {"wrong answer": [], "wrong type": []}
+        out.append((answer, solution, check, wrong))
     return out
 
 
@@ -156,6 +94,8 @@ def run_lesson(lang: str, entry, replace: dict) -> dict:
     finally:
         os.chdir(cwd)
         leafkit.set_language(language)
+        if "matplotlib.pyplot" in sys.modules:  # the lesson's figures: closed, as a kernel's end would
+            sys.modules["matplotlib.pyplot"].close("all")
     return outs
 
 
@@ -167,35 +107,179 @@ def test_each_exercise_has_answer_solution_and_check(item):
         "e" if "exercise" in tags(c) else "s" if "solution" in tags(c) else "c" if "check" in tags(c) else ""
         for c in nb.cells
     )
-    n = len(WRONG[entry.stem])
+    found = exercises(nb)
+    n = len(found)
+    assert 2 <= n <= 3, f"{source_path(lang, entry)}: {n} exercises"
     assert kinds == "esc" * n, f"{source_path(lang, entry)}: answer/solution/check cells out of order: {kinds}"
-    assert 2 <= n <= 3
-    for answer, solution, _check in exercises(nb):
-        assert solution and solution.strip() != answer.source.strip(), answer.metadata.get("label")
+    for answer, solution, _check, wrong in found:
+        label = answer.metadata.get("label")
+        assert solution and solution.strip() != answer.source.strip(), label
+        assert wrong["wrong answer"] and wrong["wrong type"], f"{label}: the solution cell names no wrong answers"
+        for code in wrong["wrong answer"] + wrong["wrong type"]:
+            assert code.strip() not in (solution.strip(), answer.source.strip()), (label, code)
 
 
-def test_every_lesson_has_wrong_answers():
-    assert sorted(WRONG) == sorted(e.stem for _, e in lessons("en"))
+def runs_with_wrong_answers(found: list, kind: str) -> list[dict]:
+    """The replacements for the runs of one kind of wrong answer: run k uses each exercise's k-th answer
+    of that kind (its last one when it has fewer)."""
+    count = max(len(wrong[kind]) for *_, wrong in found)
+    return [
+        {i: wrong[kind][min(k, len(wrong[kind]) - 1)] for i, (*_, wrong) in enumerate(found, start=1)}
+        for k in range(count)
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("item", LESSONS, ids=lesson_id)
 def test_checks_judge_answers(item):
+    """Unanswered: Not yet; the solution: Right!; each wrong answer and answer of the wrong type: Not quite.
+    Only a right answer may see the solution: no other verdict contains it."""
     lang, entry = item
     say = verdicts(lang)
     nb = read_source(lang, entry)
-    solutions = {i: sol for i, (_, sol, _) in enumerate(exercises(nb), start=1)}
-    wrong = WRONG[entry.stem]
-    runs = {
-        "unanswered": (run_lesson(lang, entry, {}), say["not_yet"]),
-        "solution": (run_lesson(lang, entry, solutions), say["right"]),
-        "wrong answer": (run_lesson(lang, entry, {i: w for i, (w, _) in wrong.items()}), say["wrong"]),
-        "wrong type": (run_lesson(lang, entry, {i: t for i, (_, t) in wrong.items()}), say["wrong"]),
-    }
-    for kind, (outs, verdict) in runs.items():
-        assert sorted(outs) == sorted(wrong), (kind, outs)
+    found = exercises(nb)
+    solutions = {i: sol for i, (_, sol, _, _) in enumerate(found, start=1)}
+    runs = [("unanswered", {}, say["not_yet"]), ("solution", solutions, say["right"])]
+    for kind in ("wrong answer", "wrong type"):
+        runs += [(f"{kind} {k + 1}", r, say["wrong"]) for k, r in enumerate(runs_with_wrong_answers(found, kind))]
+    for kind, replace, verdict in runs:
+        outs = run_lesson(lang, entry, replace)
+        assert sorted(outs) == list(range(1, len(found) + 1)), (kind, outs)
         for i, out in outs.items():
             assert out.startswith(verdict), f"{lang}/{entry.stem}, exercise {i}, {kind}: {out!r}"
+            if verdict != say["right"]:
+                # the check may quote the learner's own answer back ("'6' in quotes is text"): that gives nothing away
+                heard = without_echo(out, replace.get(i, found[i - 1][0].source))
+                shown = giveaways_in(heard, solutions[i], found[i - 1][0].source, code=False)
+                assert not shown, f"{lang}/{entry.stem}, exercise {i}, {kind}: the feedback shows {shown}: {out!r}"
+
+
+# ------------------------------------------------------------- no answer given away ----
+def solution_value(solution: str, answer: str):
+    """What the solution is, for looking for it elsewhere: ("value", v) when it assigns one literal
+    (``answer_1 = 8.0``), else ("code", [the lines it adds to the answer cell])."""
+    tree = ast.parse(solution)
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assign):
+        try:
+            return "value", ast.literal_eval(tree.body[0].value)
+        except ValueError:
+            pass
+    given = set(build_lessons._code_lines(answer))
+    return "code", [line for line in build_lessons._code_lines(solution) if line not in given]
+
+
+def _number(v) -> str:
+    """A regex for the number ``v`` as a text may write it: 48, 48.0, 48.00 (not 148 or 48.5)."""
+    if float(v).is_integer():
+        body = rf"-?{int(v)}(?:\.0+)?"
+    else:
+        body = re.escape(repr(float(v))) + "0*"
+    # not a reference to a part of the course: "section 4", "lesson 4", "example 4", "第 4 节"
+    where = "".join(rf"(?<!{w} )" for w in ("section", "sections", "lesson", "lessons", "example", "第"))
+    return rf"(?<![\w.]){where}{body}(?![\w]|\.\d)"
+
+
+def giveaway_patterns(kind: str, value) -> list:
+    """Regexes that find the solution ``value`` written out in a text."""
+    if kind == "code":
+        return [re.escape(line) for line in value]
+    if isinstance(value, bool):
+        return []  # True or False alone: nothing a text search can tell apart
+    if isinstance(value, (int, float)):
+        return [_number(value)]
+    if isinstance(value, (list, tuple)) and value:
+        items = [
+            rf"\b{v}\b" if isinstance(v, bool) else _number(v) if isinstance(v, (int, float)) else re.escape(repr(v))
+            for v in value
+        ]
+        return [r"\s*,\s*".join(items)]
+    if isinstance(value, (set, frozenset)) and value and all(isinstance(v, str) for v in value):
+        # every letter of the answer, each standing alone ("(q, t)", "p: ... s: ..."), in one text
+        return [["(?<![\\w'’])" + re.escape(v) + "(?![\\w'’])" for v in sorted(value)]]
+    return []
+
+
+def giveaways_in(text: str, solution: str, answer: str, code: bool) -> list[str]:
+    """The parts of ``text`` that write out the solution.  ``code``: ``text`` is source code (then a literal
+    solution is looked for in its string literals only, and a code solution's lines anywhere)."""
+    kind, value = solution_value(solution, answer)
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    if code and kind == "value":
+        # a list or tuple of the solution's values is a giveaway in the code too (check(answer, [0.0, 1.0], ...))
+        texts = string_literals(text) + (lines if isinstance(value, (list, tuple)) else [])
+    elif code:
+        texts = lines
+    else:
+        texts = [text]
+    found = []
+    for pattern in giveaway_patterns(kind, value):
+        for t in texts:
+            if isinstance(pattern, list):  # all of them in one text
+                if len(t) > 3 and all(re.search(p, t) for p in pattern):
+                    found.append(t)
+            else:
+                m = re.search(pattern, t)
+                if m:
+                    found.append(m.group(0))
+    return found
+
+
+def without_echo(output: str, answer_code: str) -> str:
+    """``output`` without the string values of the learner's answer, as the check quotes them back."""
+    for literal in string_literals(answer_code):
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            continue
+        output = output.replace(repr(value), "")
+    return output
+
+
+def string_literals(source: str) -> list[str]:
+    """The string literals of ``source`` (f-strings whole), as written."""
+    tokens = tokenize.generate_tokens(io.StringIO(source + "\n").readline)
+    return [tok.string for tok in tokens if tok.type == tokenize.STRING]
+
+
+@pytest.mark.parametrize("item", LESSONS, ids=lesson_id)
+def test_no_check_gives_the_answer_away(item):
+    """A check cell is folded in the learner's notebook, and neither its code (its ``right=`` and hint texts)
+    nor what it printed when the notebook was built states the exercise's solution."""
+    lang, entry = item
+    nb = read_source(lang, entry)
+    learner = {c.id: c for c in nbformat.read(str(notebook_path(lang, entry)), as_version=4).cells}
+    for number, (answer, solution, check, _wrong) in enumerate(exercises(nb), start=1):
+        label = check.metadata["label"]
+        where = f"{source_path(lang, entry)}, exercise {number} ({label})"
+        assert learner[label].metadata.get("jupyter", {}).get("source_hidden"), f"{where}: the check is not folded"
+        shown = giveaways_in(check.source, solution, answer.source, code=True)
+        assert not shown, f"{where}: the check cell states the solution: {shown}"
+        printed = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in learner[label].outputs)
+        shown = giveaways_in(printed, solution, answer.source, code=False)
+        assert not shown, f"{where}: the check's stored output states the solution: {shown}"
+
+
+@pytest.mark.parametrize(
+    "solution,text,found",
+    [
+        ("answer_1 = 8.0", 'check(a, t, right="2 plus 6 makes 8.", hint="h")', True),
+        ("answer_1 = 8.0", 'check(a, t, right="2 plus 6, as 18 and 0.8 are not", hint="h")', False),
+        ("answer_1 = 8.0", "x = 8.0  # code may use the number", False),
+        ("answer_3 = 4.0", 'check(a, t, right="r", hint="would autograd notice it (section 4)?")', False),
+        ("answer_3 = 4.0", 'check(a, t, right="回看第 4 节", hint="h")', False),
+        ("answer_3 = [0.0, 1.0, 0.0]", 'right="v = [0, 1, 0] picks row 1"', True),
+        ("answer_3 = [0.0, 1.0, 0.0]", "check(answer_3, [0.0, 1.0, 0.0], right='', hint='')", True),
+        ("answer_2 = (False, True, True)", 'right="(False, True, True) it is"', True),
+        ("answer_2 = (False, True, True)", 'right="x.grad is recorded"', False),
+        ('answer_1 = {"q", "r", "t"}', 'right="exp and relu save their output (q, t); a * b saves a (r)."', True),
+        ('answer_1 = {"q", "r", "t"}', 'lines = {"p": 1, "q": 2, "r": 3, "s": 4, "t": 5}', False),
+        ("h = h * 2", 'print("Right! as h = h * 2 does")', True),
+        ("h = h * 2", 'print("Right! a new tensor")', False),
+    ],
+)
+def test_giveaways_are_found(solution, text, found):
+    answer = "h *= 2" if solution.startswith("h") else "answer = None"
+    assert bool(giveaways_in(text, solution, answer, code=True)) is found
 
 
 #: Lesson 3, exercise 3 (a new tensor sharing x's memory, x still requiring grad): more answers and
@@ -313,6 +397,11 @@ def verdict(ns, answer, truth) -> str:
         ("6", 6.0, "Not quite. Answer with a number, not a string ('6' in quotes is text)."),
         (["p", "r"], {"p", "r"}, "Not quite. Answer with a set, not a list or tuple."),
         ({"p", 1}, {"p", "q"}, "Not quite. Put letters in quotes in the set, for example {'p', 'q'}."),
+        (
+            {"P", "S"},
+            {"p", "s"},
+            "Not quite. Write the letters in lower case, as the question does, for example {'p', 'q'}.",
+        ),
         ([3.0], [3.0, 3.0], "Not quite. Answer with 2 values, not 1."),
         (
             (True, "False", False),

@@ -56,6 +56,18 @@ device-only differences as its English twin, in the same cells.
 
 Random numbers differ between leafkit (NumPy's generator) and PyTorch, so no
 parity cell prints a random value.
+
+Claims about trained results
+----------------------------
+What a lesson says about a *trained* result (a GAN's samples, an RNN's predictions, a
+saliency map, a falling loss) depends on random numbers, and PyTorch's are not
+leafkit's.  So a lesson states only what holds whatever the seed, and a ``claim`` cell
+(source only, not in the learner's notebook) checks it with ``assert``.
+``test_claims_hold_on_pytorch_whatever_the_seed`` runs each lesson with claims on real
+PyTorch, every code cell up to its last claim (explorers left out), once per seed in
+``CLAIM_SEEDS``: each ``torch.manual_seed(n)`` of the lesson (and of the library code it
+calls) seeds ``n + offset`` instead.  Every claim must hold in every run.  (On leafkit,
+with the lesson's own seeds, the exercise test runs the claim cells too.)
 """
 
 from __future__ import annotations
@@ -68,7 +80,7 @@ import re
 from pathlib import Path
 
 import pytest
-from lesson_sources import ENTRIES, lessons, notebook_path
+from lesson_sources import ENTRIES, lessons, notebook_path, read_source, source_path, tags
 
 nbformat = pytest.importorskip("nbformat")
 
@@ -262,3 +274,87 @@ def test_to_torch_swaps():
     src = 'import leafkit as torch\nb = a.cuda()\ne = torch.randn(2, device="cuda")\nf = e.to("cpu")\n'
     assert to_torch(src) == ("import torch\nb = a.double()\ne = torch.randn(2, dtype=torch.float64)\nf = e.float()\n")
     assert to_torch("import leafkit as torch\nx = y.to('cpu')\n") == "import torch\nx = y.to('cpu')\n"
+
+
+# ----------------------------------------------------------------- claims about training ----
+CLAIM = "claim"
+#: Offsets added to every torch.manual_seed(n) of a lesson: 0 is the lesson's own seeds.
+CLAIM_SEEDS = (0, 1000, 2000)
+
+
+def claim_cells(entry) -> tuple[list, int]:
+    """The English source's code cells up to its last claim (explorers left out), and how many claims."""
+    cells = [c for c in read_source("en", entry).cells if c.cell_type == "code"]
+    last = max((i for i, c in enumerate(cells) if CLAIM in tags(c)), default=-1)
+    chosen = [c for c in cells[: last + 1] if "nbval-ignore-output" not in tags(c)]
+    return chosen, sum(CLAIM in tags(c) for c in chosen)
+
+
+LESSONS_WITH_CLAIMS = [e for e in ENTRIES if claim_cells(e)[1]]
+
+
+def run_with_seed_offset(entry, offset: int) -> None:
+    """Run the lesson's cells up to its last claim on real PyTorch, every manual_seed(n) seeding n + offset."""
+    import os
+
+    import matplotlib
+    import torch
+
+    matplotlib.use("Agg")
+    cells, _ = claim_cells(entry)
+    seed = torch.manual_seed
+
+    def shifted(n):
+        return seed(n + offset)
+
+    ns: dict = {"__name__": f"__claims_{entry.stem}__"}
+    cwd = os.getcwd()
+    os.chdir(source_path("en", entry).parent)
+    torch.manual_seed = shifted
+    try:
+        for cell in cells:
+            label = cell.metadata.get("label")
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                try:
+                    exec(compile(to_torch(cell.source), f"<{entry.stem} {label}>", "exec"), ns)
+                except AssertionError as err:
+                    if CLAIM not in tags(cell):
+                        raise
+                    raise AssertionError(
+                        f"{entry.stem}: claim {label!r} does not hold on PyTorch with seed offset {offset}: {err}\n"
+                        f"{cell.source}"
+                    ) from None
+                except Exception as exc:
+                    raise AssertionError(
+                        f"{entry.stem}: cell {label!r} raised {type(exc).__name__} on PyTorch: {exc}"
+                    ) from exc
+    finally:
+        torch.manual_seed = seed
+        os.chdir(cwd)
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+
+
+def test_trained_results_are_claimed_in_claim_cells():
+    """The lessons that train something say what holds in a claim cell (4: the digits MLP; 8: a GAN, an RNN,
+    a saliency map), and a claim cell never prints: it only asserts."""
+    assert {e.number for e in LESSONS_WITH_CLAIMS} >= {4, 8}
+    for entry in LESSONS_WITH_CLAIMS:
+        for cell in claim_cells(entry)[0]:
+            if CLAIM in tags(cell):
+                assert "assert " in cell.source and "print(" not in cell.source, cell.metadata.get("label")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("offset", CLAIM_SEEDS)
+@pytest.mark.parametrize("entry", LESSONS_WITH_CLAIMS, ids=lambda e: e.stem)
+def test_claims_hold_on_pytorch_whatever_the_seed(entry, offset):
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small models: one thread is faster, and CI has two cores
+    try:
+        run_with_seed_offset(entry, offset)
+    finally:
+        torch.set_num_threads(threads)

@@ -5,7 +5,9 @@ a fixed, stratified 80/20 split (1,437 train, 360 test), features
 standardised with the training set's mean and standard deviation.
 
 Every function takes ``lib``, the module that plays ``torch``: leafkit
-(default) or PyTorch itself.  The training code is the same for both, which
+(default) or PyTorch itself.  The functions that take a model default to the
+library of the model's parameters, so ``digits.train(digits.make_model(lib=torch))``
+trains on PyTorch.  The training code is the same for both, which
 is the point: given the same initial weights (``weights=``) and the same
 batch order (``batch_order``), the two reach the same accuracy.
 
@@ -19,7 +21,7 @@ Run it from a shell::
 or from a lesson::
 
     from leafkit.examples import digits
-    model = digits.make_model(seed=0)
+    model = digits.make_model(seed=0, lib=torch)              # torch: leafkit or PyTorch
     history = digits.train(model, epochs=10, progress=True)   # a tqdm bar (a widget in Jupyter)
     history["test_acc"][-1]          # about 0.97
 
@@ -63,12 +65,28 @@ SGD_MOMENTUM = 0.9
 _DATA_CACHE: dict = {}
 
 
-def _lib(lib):
-    if lib is None:
-        import leafkit
+def _lib(lib, model=None):
+    """The module that plays ``torch``: ``lib`` if given, else the library ``model``'s parameters come
+    from (a model built by ``make_model(lib=torch)`` trains on PyTorch without ``lib=`` again), else
+    leafkit."""
+    if lib is not None:
+        return lib
+    if model is not None:
+        first = next(iter(model.parameters()), None)
+        if first is not None and type(first).__module__.split(".")[0] == "torch":
+            import torch
 
-        return leafkit
-    return lib
+            return torch
+    import leafkit
+
+    return leafkit
+
+
+def _zh() -> bool:
+    """Whether leafkit's teaching UI speaks Chinese (``leafkit.set_language("zh")``): the progress bar does too."""
+    import leafkit
+
+    return leafkit.get_language() == "zh"
 
 
 def load_data(seed: int = 0, test_size: float = 0.2) -> dict:
@@ -166,7 +184,7 @@ def make_optimizer(model, name: str = "sgd", lr: float | None = None, lib=None):
     ValueError
         For a name other than ``"sgd"`` or ``"adam"``.
     """
-    lib = _lib(lib)
+    lib = _lib(lib, model)
     name = name.lower()
     if name not in DEFAULT_LR:
         raise ValueError(f"optimizer must be 'sgd' or 'adam', got {name!r}")
@@ -200,7 +218,7 @@ def train_epoch(model, optimizer, X, y, order, batch_size: int = 64, lib=None, o
     float
         The mean training loss over the epoch's samples.
     """
-    lib = _lib(lib)
+    lib = _lib(lib, model)
     F = lib.nn.functional
     idx = lib.from_numpy(np.ascontiguousarray(order)).to(X.device)
     Xp, yp = X[idx], y[idx]
@@ -222,7 +240,7 @@ def train_epoch(model, optimizer, X, y, order, batch_size: int = 64, lib=None, o
 
 def evaluate(model, X, y, lib=None) -> float:
     """Accuracy of ``model`` on ``X, y`` (a fraction in [0, 1]), computed under ``no_grad``."""
-    lib = _lib(lib)
+    lib = _lib(lib, model)
     with lib.no_grad():
         pred = model(X).argmax(1)
         return (pred == y).sum().item() / y.shape[0]
@@ -285,7 +303,8 @@ def train(
     data : dict, optional
         Arrays from :func:`load_data` (loaded when None).
     lib : module, optional
-        ``leafkit`` (default) or ``torch``.
+        ``leafkit`` or ``torch``; default: the library of ``model``'s parameters
+        (so a lesson that switches to ``import torch`` needs no other change).
     callback : callable, optional
         ``callback(epoch, stats)`` after every epoch, ``stats`` being that
         epoch's entry of the history (``loss``, ``train_acc``, ``test_acc``,
@@ -315,7 +334,7 @@ def train(
     ImportError
         ``progress`` without tqdm installed (``pip install 'leafkit[examples]'``).
     """
-    lib = _lib(lib)
+    lib = _lib(lib, model)
     if device is not None:
         model.to(device)
     dev = next(iter(model.parameters())).device
@@ -344,13 +363,16 @@ def progress_bar(total: int, **kwargs):
 
     In Jupyter (and Binder) it is a widget; in a terminal a text bar on
     stderr.  ``kwargs`` are passed on to ``tqdm`` and win over the defaults.
+    After ``leafkit.set_language("zh")`` the description is "训练" and the note
+    of :func:`train`'s bar is Chinese too (as in the Chinese lessons).
 
     Raises
     ------
     ImportError
         When tqdm is missing (``pip install 'leafkit[examples]'``).
     """
-    return _tqdm()(**{"total": total, "desc": "training", "unit": "batch", **kwargs})
+    desc = "训练" if _zh() else "training"
+    return _tqdm()(**{"total": total, "desc": desc, "unit": "batch", **kwargs})
 
 
 def _tqdm():
@@ -372,9 +394,11 @@ def _with_bar(bar, epochs, on_step, callback):
             on_step(epoch, s, n, loss)
 
     def done(epoch, stats):
-        bar.set_postfix_str(
-            f"epoch {epoch + 1:>{width}}/{epochs} loss {stats['loss']:.4f} test {stats['test_acc']:.2%}"
-        )
+        if _zh():
+            note = f"第 {epoch + 1:>{width}}/{epochs} 轮，损失 {stats['loss']:.4f}，测试准确率 {stats['test_acc']:.2%}"
+        else:
+            note = f"epoch {epoch + 1:>{width}}/{epochs} loss {stats['loss']:.4f} test {stats['test_acc']:.2%}"
+        bar.set_postfix_str(note)
         if callback is not None:
             callback(epoch, stats)
 
