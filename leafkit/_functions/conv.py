@@ -486,12 +486,14 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
                 f"({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input size"
             )
     else:
+        # PyTorch runs a 1-D transposed convolution as a 2-D one of height 1: its messages show that height
+        lift = (lambda v, h: (h, *v)) if nsp == 1 else (lambda v, h: tuple(v))
         if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-            names = ("depth", "height", "width")[3 - nsp :] if nsp <= 3 else [str(i) for i in range(nsp)]
+            names = ("depth", "height", "width")[-max(nsp, 2) :]
             parts = (
-                [f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
-                + [f"stride_{n}: {v}" for n, v in zip(names, stride)]
-                + [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
+                [f"output_padding_{n}: {v}" for n, v in zip(names, lift(output_padding, 0))]
+                + [f"stride_{n}: {v}" for n, v in zip(names, lift(stride, 1))]
+                + [f"dilation_{n}: {v}" for n, v in zip(names, lift(dilation, 1))]
             )
             raise RuntimeError(
                 f"output padding must be smaller than either stride or dilation, but got {' '.join(parts)}"
@@ -499,8 +501,8 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
         sp = _transposed_size(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
         if any(s < 1 for s in sp):
             raise RuntimeError(
-                f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated output size per "
-                f"channel: ({' x '.join(map(str, sp))}). Output size is too small"
+                f"Given input size per channel: ({' x '.join(map(str, lift(x.shape[2:], 1)))}). Calculated output "
+                f"size per channel: ({' x '.join(map(str, lift(sp, 1)))}). Output size is too small"
             )
     if w.dtype != x.dtype:
         if x.dtype.kind == "f" and x.dtype.itemsize <= 4:
