@@ -56,11 +56,11 @@ def _type_name(v) -> str:
 
 
 def int_tuple(v, n: int) -> tuple:
-    """An int or a one-element sequence repeated ``n`` times (PyTorch's ``int[n]``); a longer sequence as a tuple."""
+    """PyTorch's reading of an ``int[n]`` argument: an int repeated ``n`` times, a sequence as it is (a node saves
+    it so: ``conv2d(..., stride=(2,))`` keeps ``_saved_stride == (2,)``)."""
     if _is_int(v):
         return (int(v),) * n
-    v = tuple(int(e) for e in v)
-    return v * n if len(v) == 1 else v
+    return tuple(int(e) for e in v)
 
 
 def checked(name: str, *overloads):

@@ -142,10 +142,18 @@ def _transposed_size(in_sp, ks, stride, padding, dilation, output_padding):
 
 
 # -- the ops -----------------------------------------------------------------------------------------------------------
+def _full(v, nsp):
+    """A parameter as given (one value for every spatial dim, or one each) as one value per spatial dim."""
+    v = tuple(v)
+    return v * nsp if len(v) == 1 else v
+
+
 def _convolution(
     input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, bias_sym_sizes_opt=None
 ):
     nsp = weight.ndim - 2
+    stride, padding, dilation = _full(stride, nsp), _full(padding, nsp), _full(dilation, nsp)
+    output_padding = _full(output_padding, nsp)
     if transposed:
         sp = _transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation, output_padding)
         out = _conv_input_grad(
@@ -170,6 +178,7 @@ def _convolution_backward(
     xp = array_module(grad_output)
     n = input.shape[0]
     ks = weight.shape[2:]
+    stride, padding, dilation = _full(stride, len(ks)), _full(padding, len(ks)), _full(dilation, len(ks))
     gi = gw = gb = None
     if not transposed:
         if output_mask[0] or output_mask[1]:
@@ -300,6 +309,9 @@ def _conv_double(
     """``grad_output, input, weight: _convolution_double_backward(grads[0], grads[1], grads[2], ...)``."""
     ggI, ggW, ggb = grads
     need_go, need_in, need_w = grad_input_mask
+    nsp = len(weight.shape) - 2
+    stride, padding, dilation = _full(stride, nsp), _full(padding, nsp), _full(dilation, nsp)
+    output_padding = _full(output_padding, nsp)
     ggO = gI = gW = None
     if need_go:
         if ggI is not None:
@@ -363,18 +375,25 @@ constant_pad_nd_spec = defop(
 )
 
 
-def _pad_checked(input, pad, value):
+def _pad_checked(input, pad, value, functional=True):
     pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
     nd = input._data.ndim
+    if len(pad) % 2:
+        raise RuntimeError(
+            "Padding length must be divisible by 2"
+            if functional
+            else f"Length of pad must be even but instead it equals {len(pad)}"
+        )
     if len(pad) > 2 * nd:
         raise RuntimeError(
             "Padding length should be less than or equal to two times the input dimension but got padding length "
             f"{len(pad)} and input of dimension {nd}"
+            if functional
+            else "Length of pad should be no more than twice the number of dimensions of the input. Pad length is "
+            f"{len(pad)}while the input has {nd}dimensions."
         )
-    for i in range(len(pad) // 2):
-        if input._data.shape[nd - 1 - i] + pad[2 * i] + pad[2 * i + 1] < 0:
+    for i in range(len(pad) // 2):  # PyTorch cuts first (narrow), then pads
+        if input._data.shape[nd - 1 - i] + min(pad[2 * i], 0) + min(pad[2 * i + 1], 0) < 0:
             raise RuntimeError("narrow(): length must be non-negative.")
     if value is None:
         value = 0
@@ -398,7 +417,7 @@ def constant_pad_nd(input, pad, value=0):
         that leaves a negative size (PyTorch's "narrow(): length must be
         non-negative.").
     """
-    return _pad_checked(input, pad, value)
+    return _pad_checked(input, pad, value, functional=False)
 
 
 # -- argument checks (PyTorch's check order and messages) --------------------------------------------------------------
@@ -519,10 +538,10 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
 
 
 def _convolution_checked(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    stride, padding, dilation, output_padding = _check_convolution(
-        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
-    )
-    sizes = tuple(bias._data.shape) if bias is not None else None
+    """The checks, then the op; the node saves the parameters as given (``(2,)`` stays ``(2,)``), as PyTorch's."""
+    stride, padding, dilation, output_padding = (tuple(stride), tuple(padding), tuple(dilation), tuple(output_padding))
+    _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    sizes = tuple(bias._data.shape) if bias is not None else (0,)  # PyTorch shows a missing bias's sizes as (0,)
     return apply(
         convolution_spec,
         (input, weight, bias, stride, padding, dilation, bool(transposed), output_padding, groups, sizes),
@@ -618,13 +637,12 @@ def _conv_same(x, weight, bias, stride, dilation, groups, nsp):
     for name, v in (("stride", stride), ("dilation", dilation)):
         if len(v) not in (1, k):
             raise RuntimeError(f"{name} cannot broadcast to {k} dimensions")
-    stride = stride * k if len(stride) == 1 else stride
-    dilation = dilation * k if len(dilation) == 1 else dilation
     if any(s != 1 for s in stride):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
+    dil = _full(dilation, k)
     left, extra = [], [0] * (2 * k)
     for i in range(k):
-        total = dilation[i] * (w.shape[2 + i] - 1)
+        total = dil[i] * (w.shape[2 + i] - 1)
         left.append(total // 2)
         extra[2 * (k - 1 - i) + 1] = total - 2 * (total // 2)
     if any(extra):
@@ -656,7 +674,9 @@ def _conv_nd(name, nsp, input, weight, bias, stride, padding, dilation, groups):
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
-        out = _convolution_checked(x, weight, bias, stride, int_tuple(padding, nsp), dilation, False, (0,), groups)
+        out = _convolution_checked(
+            x, weight, bias, stride, int_tuple(padding, nsp), dilation, False, (0,) * nsp, groups
+        )
     return out if batched else out.squeeze(0)
 
 

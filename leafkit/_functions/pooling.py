@@ -313,6 +313,12 @@ def _adaptive_avg_pool2d(self, output_size):
 
 
 def _adaptive_avg_pool2d_backward(grad_output, self, grad_output_sym_argsize_minus_2, grad_output_sym_argsize_minus_1):
+    for i in range(1, grad_output.ndim):
+        if grad_output.shape[i] == 0:
+            raise RuntimeError(
+                "adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch dimensions, "
+                f"but grad_output has sizes {_sizes(grad_output.shape)} with dimension {i} being empty"
+            )
     xp = array_module(grad_output)
     dt = _acc(grad_output.dtype)
     ah = _adaptive_matrix(xp, self.shape[-2], grad_output.shape[-2], dt)
@@ -350,6 +356,11 @@ def _as_list(v):
     return [int(v)] if _is_int(v) else [int(e) for e in v]
 
 
+def _int2(v):
+    """PyTorch's reading of an ``int[2]`` argument: an int stands for two, a sequence stays as it is."""
+    return [int(v)] * 2 if _is_int(v) else [int(e) for e in v]
+
+
 def _is_int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
@@ -360,7 +371,7 @@ def _no_bool(kernel, x):
 
 
 def _pool_list(name, what, v, rule):
-    v = _as_list(v)
+    v = _int2(v)
     if len(v) not in ((0, 1, 2) if what == "stride" else (1, 2)):
         raise RuntimeError(f"{name}: {what} {rule}")
     return tuple(v)
@@ -532,9 +543,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def adaptive_avg_pool2d_impl(input, output_size):
     """``adaptive_avg_pool2d`` after Python's reading of ``output_size``: PyTorch's checks, then the mean over H and
     W for size (1, 1) (``MeanBackward1``), else ``_adaptive_avg_pool2d``."""
-    size = _as_list(output_size)
-    if len(size) == 1:
-        size = size * 2
+    size = _int2(output_size)
     if len(size) != 2:
         raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
     if size[0] < 0 or size[1] < 0:
@@ -545,7 +554,7 @@ def adaptive_avg_pool2d_impl(input, output_size):
     x = input._data
     if x.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_sizes(x.shape)}")
-    for i in range(1, x.ndim):
+    for i in (x.ndim - 2, x.ndim - 1):  # PyTorch checks the two pooled dims only
         if x.shape[i] == 0:
             raise RuntimeError(
                 "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has "

@@ -475,7 +475,8 @@ public("expand_as", function=False)(lambda self, other: self.expand(other.shape)
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a ``reshape``)."""
     nd = input._data.ndim
-    if nd == 0:
+    if nd == 0:  # dims 0 and -1 only, as PyTorch wraps them
+        _dim(start_dim, nd), _dim(end_dim, nd)
         return input.reshape(1)
     s, e = _dim(start_dim, nd), _dim(end_dim, nd)
     if s > e:
@@ -504,6 +505,8 @@ def unflatten(input, dim, sizes):
         negative size, a 0-d input), as PyTorch words them.
     """
     check_tensor("unflatten", "input", input)
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"unflatten(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     shape = input._data.shape
     if not shape:
         raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")

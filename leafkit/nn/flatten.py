@@ -46,12 +46,7 @@ class Unflatten(Module):
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
-        if isinstance(dim, int):
-            self._require_tuple_int(unflattened_size)
-        elif isinstance(dim, str):
-            raise NotImplementedError("leafkit has no named tensors: Unflatten takes an int dim")
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        self._require_tuple_int(unflattened_size)
         self.dim = dim
         self.unflattened_size = unflattened_size
 
