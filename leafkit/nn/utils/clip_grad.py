@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 
@@ -25,9 +26,17 @@ def _no_grad(fn):
     return run
 
 
-def _tensors(parameters):
-    """A single tensor as a list of one; any other iterable read once into a list (a generator is consumed)."""
-    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+def _tensors(parameters, warn_empty=False):
+    """A single tensor as a list of one; any other iterable read once into a list (a generator is consumed).
+
+    ``warn_empty``: PyTorch's UserWarning for a generator that gives nothing (``clip_grad_norm_(model.parameters()
+    ...)`` on a model without parameters)."""
+    if isinstance(parameters, Tensor):
+        return [parameters]
+    out = list(parameters)
+    if warn_empty and not out and inspect.isgenerator(parameters):
+        warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3)
+    return out
 
 
 def _vector_norm(t: Tensor, ord: float) -> Tensor:
@@ -161,7 +170,7 @@ def clip_grad_norm_(
     ValueError
         A ``norm_type`` or ``max_norm`` that ``float()`` cannot read.
     """
-    parameters = _tensors(parameters)
+    parameters = _tensors(parameters, warn_empty=True)
     grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
@@ -183,11 +192,19 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     """Clamp every gradient element to ``[-clip_value, clip_value]`` in place (``torch.nn.utils.clip_grad_value_``).
 
     Parameters with ``grad`` None are skipped; a single tensor is accepted.
-    A negative ``clip_value`` gives ``clamp(min > max)``, which sets every
-    element to ``clip_value``, as in PyTorch.  Returns None.  Raises
-    ValueError when ``float(clip_value)`` fails."""
+    A negative ``clip_value`` sets every element to ``clip_value``, as in
+    PyTorch.  As PyTorch's foreach path (the default), each gradient is
+    clamped from below, then from above: two in-place ops, ``_version`` up
+    by 2; ``foreach=False`` clamps once.  Returns None.  Raises ValueError
+    when ``float(clip_value)`` fails."""
     parameters = _tensors(parameters)
     clip_value = float(clip_value)
     for p in parameters:
-        if p.grad is not None:
-            p.grad.clamp_(min=-clip_value, max=clip_value)
+        g = p.grad
+        if g is None:
+            continue
+        if foreach is False:
+            g.clamp_(min=-clip_value, max=clip_value)
+        else:
+            g.clamp_min_(-clip_value)
+            g.clamp_max_(clip_value)
