@@ -51,45 +51,50 @@ def _strided(a, shape, strides):
     return xp.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
 
 
-def _padded(a, lead, lo, hi, value=0):
-    """``a`` with its dims after the first ``lead`` padded by ``lo``/``hi`` elements of ``value`` (a new array)."""
-    if not any(lo) and not any(hi):
-        return a
-    xp = array_module(a)
-    sp = a.shape[lead:]
-    out = xp.full(a.shape[:lead] + tuple(s + p + q for s, p, q in zip(sp, lo, hi)), value, dtype=a.dtype)
-    out[(slice(None),) * lead + tuple(slice(p, p + s) for s, p in zip(sp, lo))] = a
-    return out
-
-
 def _out_size(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
-def _columns(x, groups, ks, stride, padding, dilation, out_sp):
-    """im2col: the windows of ``x`` (N, C, *S) as a (G, C/G * prod(ks), N * prod(out_sp)) array (one copy)."""
+def _batch_last(x, groups, lo, hi):
+    """``x`` (N, C, *S) copied to the layout the products use, (G, C/G, *S_padded, N): batch last, so that every
+    window row the products read and every strided addition of col2im runs over long contiguous stretches."""
+    xp = array_module(x)
     n, c = x.shape[:2]
-    xp = _padded(x, 2, padding, padding)
-    xg = xp.reshape((n, groups, c // groups) + xp.shape[2:])
-    st = xg.strides
+    sp = x.shape[2:]
+    out = xp.zeros((c,) + tuple(s + p + q for s, p, q in zip(sp, lo, hi)) + (n,), dtype=x.dtype)
+    out[(slice(None),) + tuple(slice(p, p + s) for s, p in zip(sp, lo))] = xp.moveaxis(x, 0, -1)
+    return out.reshape((groups, c // groups) + out.shape[1:])
+
+
+def _columns(x, groups, ks, stride, padding, dilation, out_sp):
+    """im2col: the windows of ``x`` (N, C, *S) as a (G, C/G * prod(ks), prod(out_sp) * N) array (one copy of a
+    strided view; batch last, as :func:`_rows`)."""
+    xt = _batch_last(x, groups, padding, padding)
+    st = xt.strides
     nsp = len(ks)
-    shape = (groups, c // groups) + tuple(ks) + (n,) + tuple(out_sp)
+    shape = xt.shape[:2] + tuple(ks) + tuple(out_sp) + (x.shape[0],)
     strides = (
-        (st[1], st[2])
-        + tuple(st[3 + i] * dilation[i] for i in range(nsp))
-        + (st[0],)
-        + tuple(st[3 + i] * stride[i] for i in range(nsp))
+        st[:2]
+        + tuple(st[2 + i] * dilation[i] for i in range(nsp))
+        + tuple(st[2 + i] * stride[i] for i in range(nsp))
+        + (st[-1],)
     )
-    win = _strided(xg, shape, strides)
-    return win.reshape(groups, (c // groups) * math.prod(ks), n * math.prod(out_sp))
+    win = _strided(xt, shape, strides)
+    return win.reshape(groups, xt.shape[1] * math.prod(ks), -1)
 
 
 def _rows(g, groups):
-    """An output gradient (N, O, *out) as the (G, O/G, N * prod(out)) matrix the products use (one copy)."""
+    """An output gradient (N, O, *out) as the (G, O/G, prod(out) * N) matrix the products use (one copy)."""
     n, o = g.shape[:2]
     xp = array_module(g)
-    r = g.reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3)
+    r = xp.moveaxis(g.reshape((n, groups, o // groups) + g.shape[2:]), 0, -1)
     return xp.ascontiguousarray(r).reshape(groups, o // groups, -1)
+
+
+def _batch_first(a, n, channels, sp):
+    """(G, C/G, *sp, N) back to a contiguous (N, C, *sp)."""
+    xp = array_module(a)
+    return xp.ascontiguousarray(xp.moveaxis(a, -1, 0)).reshape((n, channels) + tuple(sp))
 
 
 def _conv_forward(x, w, stride, padding, dilation, groups):
@@ -100,30 +105,30 @@ def _conv_forward(x, w, stride, padding, dilation, groups):
     o = w.shape[0]
     out_sp = tuple(_out_size(x.shape[2 + i], ks[i], stride[i], padding[i], dilation[i]) for i in range(len(ks)))
     cols = _columns(x, groups, ks, stride, padding, dilation, out_sp)
-    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)  # (G, O/G, N * L)
-    y = y.reshape((groups, o // groups, n) + out_sp)
-    y = xp.ascontiguousarray(xp.moveaxis(y, 2, 0))
-    return y.reshape((n, o) + out_sp)
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)  # (G, O/G, L * N): the one product
+    return _batch_first(y.reshape((groups, o // groups) + out_sp + (n,)), n, o, out_sp)
 
 
 def _conv_input_grad(rows, w, n, in_sp, out_sp, stride, padding, dilation, groups):
-    """col2im: the gradient (N, C, *in_sp) of a convolution's input from its output gradient ``rows`` (``_rows``)."""
+    """col2im: the gradient (N, C, *in_sp) of a convolution's input from its output gradient ``rows`` (``_rows``):
+    one product, then one strided addition per kernel offset."""
     xp = array_module(rows)
     ks = tuple(w.shape[2:])
+    nsp = len(ks)
     cg = w.shape[1]
-    cols = xp.matmul(w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1), rows)  # (G, K, N * L)
-    cols = cols.reshape((groups, cg) + ks + (n,) + tuple(out_sp))
-    full = tuple(in_sp[i] + 2 * padding[i] for i in range(len(ks)))
-    g = xp.zeros((n, groups, cg) + full, dtype=cols.dtype)
-    lead = (slice(None),) * 3
+    cols = xp.matmul(w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1), rows)  # (G, K, L * N)
+    cols = cols.reshape((groups, cg) + ks + tuple(out_sp) + (n,))
+    full = tuple(in_sp[i] + 2 * padding[i] for i in range(nsp))
+    g = xp.zeros((groups, cg) + full + (n,), dtype=cols.dtype)
+    lead = (slice(None), slice(None))
     for off in itertools.product(*(range(k) for k in ks)):
         where = tuple(
             slice(off[i] * dilation[i], off[i] * dilation[i] + stride[i] * (out_sp[i] - 1) + 1, stride[i])
-            for i in range(len(ks))
+            for i in range(nsp)
         )
-        g[lead + where] += xp.moveaxis(cols[(slice(None), slice(None)) + off], 2, 0)
-    g = g[lead + tuple(slice(padding[i], padding[i] + in_sp[i]) for i in range(len(ks)))]
-    return xp.ascontiguousarray(g).reshape((n, groups * cg) + tuple(in_sp))
+        g[lead + where] += cols[lead + off]
+    g = g[lead + tuple(slice(padding[i], padding[i] + in_sp[i]) for i in range(nsp))]
+    return _batch_first(g, n, groups * cg, in_sp)
 
 
 def _conv_weight_grad(x, rows, ks, out_sp, stride, padding, dilation, groups):

@@ -103,7 +103,8 @@ def check_pool2d(shape, k, s, p, d, ceil_mode):
 
 
 def _windows(x, fill, k, s, p, d, out):
-    """The pooling windows of ``x`` (..., H, W) as a (..., out_h, out_w, k_h * k_w) array (one copy)."""
+    """The pooling windows of ``x`` (..., H, W) as a strided view (..., out_h, out_w, k_h, k_w), no copy: ``x``
+    padded with ``fill`` first where the windows reach past its edges (padding, ``ceil_mode``)."""
     xp = array_module(x)
     lead = x.shape[:-2]
     h, w = x.shape[-2:]
@@ -118,10 +119,8 @@ def _windows(x, fill, k, s, p, d, out):
     shape = lead + (out[0], out[1], k[0], k[1])
     strides = st[:-2] + (st[-2] * s[0], st[-1] * s[1], st[-2] * d[0], st[-1] * d[1])
     if xp is np:
-        win = np.lib.stride_tricks.as_strided(padded, shape, strides, writeable=False)
-    else:
-        win = xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=strides)
-    return win.reshape(lead + (out[0], out[1], k[0] * k[1]))
+        return np.lib.stride_tricks.as_strided(padded, shape, strides, writeable=False)
+    return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=strides)
 
 
 def _lowest(dtype):
@@ -138,23 +137,37 @@ def _max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_
         pool_output_size(w, k[1], p[1], s[1], d[1], ceil_mode),
     )
     win = _windows(self, _lowest(self.dtype), k, s, p, d, out)
-    arg = win.argmax(axis=-1)
-    if self.dtype.kind == "f" and self.size and bool(xp.isnan(self).any()):  # NaN wins: the last one of a window
-        isn = xp.isnan(win)
-        last = win.shape[-1] - 1 - isn[..., ::-1].argmax(axis=-1)
-        arg = xp.where(isn.any(axis=-1), last, arg)
-    values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
-    hstart = xp.arange(out[0]).reshape(-1, 1) * s[0] - p[0]
-    wstart = xp.arange(out[1]).reshape(1, -1) * s[1] - p[1]
-    hi = hstart + (arg // k[1]) * d[0]
-    wi = wstart + (arg % k[1]) * d[1]
-    outside = (hi < 0) | (hi >= h) | (wi < 0) | (wi >= w)
-    if bool(outside.any()):  # only -inf there: PyTorch keeps its first element inside the input
-        h0 = xp.where(hstart < 0, hstart + (-hstart + d[0] - 1) // d[0] * d[0], hstart)
-        w0 = xp.where(wstart < 0, wstart + (-wstart + d[1] - 1) // d[1] * d[1], wstart)
-        hi = xp.where(outside, h0, hi)
-        wi = xp.where(outside, w0, wi)
-    indices = (hi * w + wi).astype(np.int64)
+    # one pass per kernel offset over the whole batch (a reduction over a tiny last axis is slow in NumPy): a later
+    # element replaces the best so far only when larger, so a tie keeps the first; a NaN always replaces, so the
+    # last NaN wins, as in PyTorch's kernel
+    nan = self.dtype.kind == "f" and self.size and bool(xp.isnan(self).any())
+    values = win[..., 0, 0].copy()
+    arg = xp.zeros(values.shape, dtype=np.int64)
+    better = xp.empty(values.shape, dtype=bool)
+    for off in range(1, k[0] * k[1]):
+        v = win[..., off // k[1], off % k[1]]
+        xp.greater(v, values, out=better)
+        if nan:
+            better |= xp.isnan(v)
+            values = xp.where(better, v, values)
+        else:
+            xp.maximum(values, v, out=values)
+        xp.copyto(arg, off, where=better)
+    # the position within the H * W plane: the window's corner plus the offset of its maximum
+    corner = (xp.arange(out[0]) * s[0] - p[0]).reshape(-1, 1) * w + (xp.arange(out[1]) * s[1] - p[1]).reshape(1, -1)
+    table = xp.asarray([(o // k[1]) * d[0] * w + (o % k[1]) * d[1] for o in range(k[0] * k[1])], dtype=np.int64)
+    indices = corner + table.take(arg)
+    overhang = any((out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 > (h, w)[i] + p[i] for i in range(2))
+    if p[0] or p[1] or overhang:  # a window of -inf only may have chosen padding: PyTorch keeps its first element
+        hstart = xp.arange(out[0]).reshape(-1, 1) * s[0] - p[0]
+        wstart = xp.arange(out[1]).reshape(1, -1) * s[1] - p[1]
+        hi = hstart + (arg // k[1]) * d[0]
+        wi = wstart + (arg % k[1]) * d[1]
+        outside = (hi < 0) | (hi >= h) | (wi < 0) | (wi >= w)
+        if bool(outside.any()):
+            h0 = xp.where(hstart < 0, hstart + (-hstart + d[0] - 1) // d[0] * d[0], hstart)
+            w0 = xp.where(wstart < 0, wstart + (-wstart + d[1] - 1) // d[1] * d[1], wstart)
+            indices = xp.where(outside, h0 * w + w0, indices)
     return xp.ascontiguousarray(values), xp.ascontiguousarray(indices)
 
 
@@ -243,7 +256,10 @@ def _avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad
     k, s, p, _ = _params(kernel_size, stride, padding, (1,))
     h, w = self.shape[-2:]
     out = (pool_output_size(h, k[0], p[0], s[0], 1, ceil_mode), pool_output_size(w, k[1], p[1], s[1], 1, ceil_mode))
-    sums = _windows(self, 0, k, s, p, (1, 1), out).sum(axis=-1, dtype=_acc(self.dtype))
+    win = _windows(self, 0, k, s, p, (1, 1), out)
+    sums = win[..., 0, 0].astype(_acc(self.dtype))  # one addition per kernel offset (see max pooling)
+    for off in range(1, k[0] * k[1]):
+        sums += win[..., off // k[1], off % k[1]]
     div = _avg_divisor(xp, self.shape, out, k, s, p, count_include_pad, divisor_override)
     if self.dtype.kind == "f":
         return (sums / div).astype(self.dtype, copy=False)
