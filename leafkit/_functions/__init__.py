@@ -9,6 +9,7 @@ interface it needs (:data:`leafkit.autograd.graph.api`).
 
 Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
 :mod:`.linalg`, :mod:`.indexing`, :mod:`.copy`, :mod:`.loss`, :mod:`.activation`, :mod:`.distance`,
+:mod:`.conv` (convolution, constant padding), :mod:`.pooling` (max, average, adaptive average),
 :mod:`.inplace` (and the view machinery in :mod:`.views`), :mod:`.compare`.
 """
 
