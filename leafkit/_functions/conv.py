@@ -252,7 +252,12 @@ convolution_spec = defop(
 # -- second derivatives: PyTorch's _convolution_double_backward, in F ops ----------------------------------------------
 def _double_weight(F, ggI, gO, weight, stride, padding, dilation, transposed, groups):
     """The weight term: a convolution of the transposed (batch-as-channel) tensors, stride and dilation swapped,
-    one per group, narrowed to the kernel's size."""
+    one per group, narrowed to the kernel's size.
+
+    PyTorch 2.13 hands a transposed convolution's ``output_padding`` on to this plain convolution and so raises
+    "output_padding is not supported for non-transposed convolutions" when the third derivative of a transposed
+    convolution with ``output_padding`` reaches it; leafkit gives it no output padding and computes the derivative.
+    """
     nsp = len(stride)
     gOt = F.transpose(gO, 0, 1)
     ggIt = F.transpose(ggI, 0, 1)
