@@ -150,6 +150,21 @@ def p_digits(dev):
     return {"loss": np.array(h["loss"]), "test_acc": np.array(h["test_acc"])}
 
 
+def p_convolution_pooling(dev):
+    """Convolutions (plain, grouped/strided/dilated, 'same', transposed), padding and the three poolings, with
+    first and second derivatives (the im2col/col2im kernels, the max-pool scatter and the pooling windows)."""
+    x, w1, b1, w2, wt = _inputs(dev, (2, 4, 9, 8), (6, 2, 3, 3), (6,), (5, 6, 2, 2), (5, 3, 3, 3))
+    h = F.conv2d(x, w1, b1, stride=2, padding=1, dilation=2, groups=2).relu()
+    h = F.conv2d(F.pad(h, (1, 0, 0, 1)), w2, padding="same")
+    m, idx = F.max_pool2d(h, 3, stride=1, padding=1, ceil_mode=True, return_indices=True)
+    y = F.conv_transpose2d(m, wt, stride=2, output_padding=1)
+    z = F.avg_pool2d(y, 3, 2, 1, count_include_pad=False).sum() + F.adaptive_avg_pool2d(y, (3, 2)).pow(2).sum()
+    z = z + F.max_pool1d(y[0, 0], 2).sum() + F.conv1d(y[:, :, 0], wt[:, :, 0]).sum()
+    gx, gw = leafkit.autograd.grad(z, [x, w1], create_graph=True)
+    ((gx * gx).sum() + (gw * gw).sum()).backward()
+    return _out(z=z, idx=idx, gx=gx, gw=gw, x2=x.grad, w12=w1.grad, b12=b1.grad, w22=w2.grad, wt2=wt.grad)
+
+
 PROGRAMS = {name[2:]: fn for name, fn in sorted(globals().items()) if name.startswith("p_")}
 
 

@@ -871,3 +871,124 @@ ROWS += [
 ]
 BY_NAME = {r.name: r for r in ROWS}
 PROGRAM_ROWS = [r for r in ROWS if r.program is not None]
+
+
+# -- convolution, padding and pooling (issue 18) --------------------------------------------------------------------
+def _F(lib):  # noqa: N802
+    return lib.nn.functional
+
+
+@st.composite
+def conv_inputs(draw, nsp=2, groups=1, stride=1, padding=0, dilation=1, bias=True, transposed=False):
+    """(x, w[, b]) for a convolution with these settings: N, channels per group, kernel and input sizes drawn small,
+    the input at least as large as the (dilated) kernel, so that every output size is at least 1."""
+    n = draw(st.integers(1, 2))
+    cg, og = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    ks = [draw(st.integers(1, 3)) for _ in range(nsp)]
+    if transposed:
+        sp = [draw(st.integers(2, 3)) for _ in ks]
+        x_shape = (n, cg * groups, *sp)
+        w_shape = (cg * groups, og, *ks)
+    else:
+        sp = [max(dilation * (k - 1) + 1 - 2 * padding, 1) + draw(st.integers(0, 2)) for k in ks]
+        x_shape = (n, cg * groups, *sp)
+        w_shape = (og * groups, cg, *ks)
+    shapes = [x_shape, w_shape] + ([(og * groups,)] if bias else [])
+    return tuple(draw(hnp.arrays(np.float64, s, elements=_elems("real"))) for s in shapes)
+
+
+@st.composite
+def pool_inputs(draw, min_side=2, max_side=4, distinct_values=False):
+    """One (C, H, W) or (N, C, H, W) array; with ``distinct_values`` no two elements are equal (no ties inside
+    finite differences of a max)."""
+    lead = (draw(st.integers(1, 2)),) if draw(st.booleans()) else ()
+    shape = lead + (
+        draw(st.integers(1, 2)),
+        draw(st.integers(min_side, max_side)),
+        draw(st.integers(min_side, max_side)),
+    )
+    if not distinct_values:
+        return (draw(hnp.arrays(np.float64, shape, elements=_elems("real"))),)
+    size = int(np.prod(shape))
+    vals = draw(st.permutations(range(size)))
+    return (np.array(vals, dtype=np.float64).reshape(shape) / 10 - size / 20,)
+
+
+ROWS += [
+    Row(
+        "conv2d",
+        lambda lib, x, w, b: _F(lib).conv2d(x, w, b),
+        conv_inputs(),
+        program=lambda lib, t: _F(lib).conv1d(t, t[:, :3].reshape(3, 1, 3), padding=1, groups=3),
+    ),
+    Row(
+        "conv2d_strided_groups",
+        lambda lib, x, w, b: _F(lib).conv2d(x, w, b, stride=2, padding=1, dilation=2, groups=2),
+        conv_inputs(groups=2, stride=2, padding=1, dilation=2),
+    ),
+    Row("conv1d", lambda lib, x, w: _F(lib).conv1d(x, w, stride=2, dilation=2), conv_inputs(1, dilation=2, bias=False)),
+    Row(
+        "conv1d_same",
+        lambda lib, x, w, b: _F(lib).conv1d(x, w, b, padding="same"),
+        conv_inputs(1),
+    ),
+    Row(
+        "conv2d_unbatched",
+        lambda lib, x, w, b: _F(lib).conv2d(x[0], w, b, padding=(1, 0)),
+        conv_inputs(),
+    ),
+    Row(
+        "conv_transpose2d",
+        lambda lib, x, w, b: _F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+        conv_inputs(transposed=True),
+    ),
+    Row(
+        "conv_transpose1d_groups",
+        lambda lib, x, w: _F(lib).conv_transpose1d(x, w, stride=3, groups=2, dilation=2),
+        conv_inputs(1, groups=2, bias=False, transposed=True),
+    ),
+    Row(
+        "pad",
+        lambda lib, x: _F(lib).pad(x, (1, 2, 0, 1), value=0.5),
+        same(shape=shapes_2d_up),
+        program=lambda lib, t: _F(lib).pad(t, (1, -1)),
+    ),
+    Row(
+        "pad_cut",
+        lambda lib, x: _F(lib).pad(x, (-1, 1)),
+        same(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=2)),
+    ),
+    Row(
+        "max_pool2d",
+        lambda lib, x: _F(lib).max_pool2d(x, 2),
+        pool_inputs(distinct_values=True),
+        program=lambda lib, t: _F(lib).max_pool1d(t, 3, 1, 1),
+    ),
+    Row(
+        "max_pool2d_overlap",
+        lambda lib, x: _F(lib).max_pool2d(x, (3, 2), stride=1, padding=1, dilation=(1, 2), ceil_mode=True),
+        pool_inputs(min_side=3, distinct_values=True),
+    ),
+    Row("max_pool1d", lambda lib, x: _F(lib).max_pool1d(x[0], 2, 1), pool_inputs(distinct_values=True)),
+    Row(
+        "avg_pool2d",
+        lambda lib, x: _F(lib).avg_pool2d(x, 2),
+        pool_inputs(),
+        program=lambda lib, t: _F(lib).avg_pool1d(t, 3, 1, 1),
+    ),
+    Row(
+        "avg_pool2d_padded",
+        lambda lib, x: _F(lib).avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        pool_inputs(min_side=3),
+    ),
+    Row("avg_pool2d_divisor", lambda lib, x: _F(lib).avg_pool2d(x, (2, 1), divisor_override=3), pool_inputs()),
+    Row(
+        "adaptive_avg_pool2d",
+        lambda lib, x: _F(lib).adaptive_avg_pool2d(x, (3, 2)),
+        pool_inputs(),
+        program=lambda lib, t: _F(lib).adaptive_avg_pool1d(t.repeat(1, 2), 4),
+    ),
+    Row("adaptive_avg_pool2d_global", lambda lib, x: _F(lib).adaptive_avg_pool2d(x, 1), pool_inputs()),
+]
+BY_NAME = {r.name: r for r in ROWS}
+PROGRAM_ROWS = [r for r in ROWS if r.program is not None]

@@ -9,6 +9,7 @@ interface it needs (:data:`leafkit.autograd.graph.api`).
 
 Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
 :mod:`.linalg`, :mod:`.indexing`, :mod:`.copy`, :mod:`.loss`, :mod:`.activation`, :mod:`.distance`,
+:mod:`.conv` (convolution, constant padding), :mod:`.pooling` (max, average, adaptive average),
 :mod:`.inplace` (and the view machinery in :mod:`.views`), :mod:`.compare`.
 """
 
@@ -26,6 +27,8 @@ from . import nn_ops  # noqa: F401,E402  (the nn layers' ops: native_batch_norm)
 from . import activation  # noqa: F401,E402  (gelu, silu, elu, leaky_relu, softplus, hardtanh, log_sigmoid, logit)
 from . import distance  # noqa: F401,E402  (cosine_similarity)
 from . import promotion  # noqa: F401,E402  (result_type, promote_types, can_cast)
+from . import conv  # noqa: F401,E402  (convolution, convolution_backward, constant_pad_nd)
+from . import pooling  # noqa: F401,E402  (max_pool2d_with_indices, avg_pool2d, _adaptive_avg_pool2d)
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------

@@ -475,7 +475,8 @@ public("expand_as", function=False)(lambda self, other: self.expand(other.shape)
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a ``reshape``)."""
     nd = input._data.ndim
-    if nd == 0:
+    if nd == 0:  # dims 0 and -1 only, as PyTorch wraps them
+        _dim(start_dim, nd), _dim(end_dim, nd)
         return input.reshape(1)
     s, e = _dim(start_dim, nd), _dim(end_dim, nd)
     if s > e:
@@ -487,6 +488,56 @@ def flatten(input, start_dim=0, end_dim=-1):
     for k in shp[s : e + 1]:
         n *= k
     return input.reshape(shp[:s] + (n,) + shp[e + 1 :])
+
+
+@public("unflatten")
+def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into ``sizes`` (one of them may be -1): a view (``ViewBackward0``), the inverse of
+    :func:`flatten`.  ``torch.nn.Unflatten`` calls it.
+
+    Raises
+    ------
+    IndexError
+        For a dim out of range.
+    RuntimeError
+        "unflatten: sizes must be non-empty"; "unflatten: Provided sizes [2, 2] don't multiply up to the size of dim
+        1 (3) in the input tensor"; "unflatten got an unexpected error:" followed by the size error (two -1, a
+        negative size, a 0-d input), as PyTorch words them.
+    """
+    check_tensor("unflatten", "input", input)
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"unflatten(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
+    d = _dim(dim, len(shape))
+    sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known, infer = 1, None
+    for i, s in enumerate(sizes):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(
+                f"unflatten got an unexpected error:\ninvalid shape dimension {s} at index {i} of shape "
+                f"[{', '.join(map(str, sizes))}]"
+            )
+        else:
+            known *= s
+    n = shape[d]
+    given = list(sizes)
+    if infer is not None and known and n % known == 0:
+        sizes[infer] = n // known
+        known = n
+    if known != n or (infer is not None and sizes[infer] == -1):
+        raise RuntimeError(
+            f"unflatten: Provided sizes [{', '.join(map(str, given))}] don't multiply up to the size of dim {d} ({n}) "
+            "in the input tensor"
+        )
+    return input.view(shape[:d] + tuple(sizes) + shape[d + 1 :])
 
 
 @public("t")

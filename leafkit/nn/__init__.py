@@ -13,18 +13,27 @@ parameters.
 
 :mod:`leafkit.nn.init` fills parameters in place under ``no_grad``
 (``kaiming_uniform_``, ``xavier_normal_`` ...), with PyTorch's fan and gain.
+
+The convolutional layers (``Conv1d``, ``Conv2d``, ``ConvTranspose1d/2d``,
+``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``, ``Flatten``,
+``Unflatten``, ``Dropout1d/2d``) run on leafkit's own convolution and
+pooling ops; :mod:`leafkit.nn.utils` has ``clip_grad_norm_`` and the
+parameter-vector helpers.
 """
 
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, ReLU6, SiLU, Softplus
 from .batchnorm import BatchNorm1d
-from .dropout import Dropout
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
 from .parameter import Parameter
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import RNNCell
 
 __all__ = [
@@ -57,4 +66,19 @@ __all__ = [
     "HuberLoss",
     "BCELoss",
     "init",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "Flatten",
+    "Unflatten",
+    "Dropout1d",
+    "Dropout2d",
+    "utils",
 ]

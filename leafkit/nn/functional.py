@@ -1185,3 +1185,10 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     and errors).
     """
     return _cosine_similarity(x1, x2, dim, eps)
+
+
+# -- convolution, padding, pooling, channel dropout (leafkit/nn/_functional_cnn.py) ------------------------------------
+from ._functional_cnn import *  # noqa: E402,F401,F403
+from ._functional_cnn import __all__ as _cnn_all  # noqa: E402
+
+__all__ += _cnn_all
