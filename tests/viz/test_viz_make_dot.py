@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 from viz_dotparse import attrs_of, edges, find, fn, nodes
@@ -196,8 +195,8 @@ def test_wide_graph_is_truncated(tk):
     assert "more nodes\\n(not drawn: raise max_nodes to see them)" in src
 
 
-def test_build_time_2000_nodes(tk):
-    """DOT for a 2,000-node graph builds in under 0.1 s (generous bound here for CI noise)."""
+def test_builds_a_2000_node_graph_whole(tk):
+    """``max_nodes=None`` draws every node of a 2,000-node graph (its build time is measured by bench/viz.py)."""
     xs = [tk.tensor([1.0], requires_grad=True) for _ in range(100)]
     y = xs[0] * 1.0
     while True:
@@ -205,8 +204,10 @@ def test_build_time_2000_nodes(tk):
             y = y * x + 1.0
         if y.grad_fn is not None and _count(y) >= 2000:
             break
-    best = min(_timed(lambda: make_dot(y, max_nodes=None)) for _ in range(3))
-    assert best < 0.3, best
+    src = make_dot(y, max_nodes=None).source
+    n_fn = _count(y)
+    n_leaves = len(xs)
+    assert src.count("[label=") >= n_fn + n_leaves - 1, (src.count("[label="), n_fn)
 
 
 def _count(t):
@@ -218,12 +219,6 @@ def _count(t):
         seen.add(id(f))
         stack.extend(c for c, _ in getattr(f, "next_functions", ()))
     return len(seen)
-
-
-def _timed(f):
-    t0 = time.perf_counter()
-    f()
-    return time.perf_counter() - t0
 
 
 def test_layout_cost_counts_skipped_layers():
