@@ -2,7 +2,7 @@
 
 For each explorer and language a small notebook is written to a scratch folder
 inside the server root (never into lessons/), opened and run: it builds the
-explorer's example (``example_code()``), the Chinese one after
+explorer's example (``example_code(lang)``), the Chinese one after
 ``leafkit.set_language("zh")`` as the Chinese lessons do (the quiz test at 1280 px
 builds its Chinese quiz with ``lang="zh"`` instead); then the
 explorer's tour is clicked through like a learner would (explorer_driver.py), and
@@ -52,7 +52,7 @@ def _open(lab, scratch_dir, entry, lang, width=1400):
     lab.page.set_viewport_size({"width": width, "height": 2000})
     cells = ([ZH_FIRST] if lang == "zh" else []) + [
         f"import leafkit as torch\nfrom leafkit.widgets import {entry.name}",
-        entry.cls.example_code(),
+        entry.cls.example_code(lang),
     ]
     lab.open_notebook(write_notebook(scratch_dir / f"{entry.slug}_{lang}.ipynb", cells))
     drv.hide_left_sidebar(lab)
@@ -128,16 +128,12 @@ def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
 
 def test_exercise_all_drives_a_lesson_like_notebook(lab, scratch_dir):
     """What the lessons' browser test uses: every explorer of a notebook, built with arguments the
-    driver does not know and in the package's language (here Chinese), is walked without a traceback."""
+    driver does not know (each explorer's ``DEMO``, a cell as a lesson writes it) and in the package's
+    language (here Chinese), is walked without a traceback."""
     cells = [
         "import leafkit\nleafkit.set_language('zh')",
-        "from leafkit.widgets import *",
-        "LeafExplorer(False, ['clone()'])",
-        "GradModeExplorer(op='+')",
-        "BackwardExplorer(retain_grad=['z'], retain_graph=True)",
-        "DetachExplorer(actions=['y.add_(1)'])",
-        "LeafQuiz()",
-        "a = leafkit.tensor([1.0, 2.0], requires_grad=True)\nBackwardStepper((a * a + a).sum(), retain_graph=True)",
+        "import leafkit as torch\nfrom leafkit.widgets import *",
+        *(entry.cls.demo_code() for entry in EXPLORERS),
     ]
     lab.page.set_viewport_size({"width": 1400, "height": 2000})
     lab.open_notebook(write_notebook(scratch_dir / "lesson_like.ipynb", cells))

@@ -90,13 +90,22 @@ def test_lang_argument_and_package_default(entry):
             cls(lang="de")
 
 
+_STRING = re.compile(r"""(['"])[^'"\n]*\1""")
+_SAID = re.compile(r"^[^\n]*?(?=tensor\()", re.M)
+
+
+def _same_words(v):
+    """A row value with what a hook's ``print`` says before the tensor left out (the code prints in the
+    explorer's language, as the lessons' code does)."""
+    return _SAID.sub("", HEX.sub("0x", v)) if isinstance(v, str) else v
+
+
 def _visible(ex) -> dict:
-    """What the explorer computed (not how it words it): code, rows, drawing state."""
-    rows = [
-        {k: (HEX.sub("0x", v) if isinstance(v, str) else v) for k, v in r.items() if k != "data_ptr"} for r in ex.rows
-    ]
+    """What the explorer computed (not how it words it): code (its strings left out: a ``print`` speaks the
+    explorer's language), rows, drawing state."""
+    rows = [{k: _same_words(v) for k, v in r.items() if k != "data_ptr"} for r in ex.rows]
     return {
-        "code": ex.code,
+        "code": _STRING.sub("'…'", ex.code),
         "rows": rows,
         "drawing": None if ex.drawing is None else ex.drawing.state,
         "message_kind": None if ex.message is None else ex.message["kind"],
