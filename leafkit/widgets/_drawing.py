@@ -23,13 +23,15 @@ _HTML_CACHE_SIZE = 256
 _SIZE_RE = re.compile(r'<svg\b([^>]*?)\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"')
 
 
-def fit_svg(svg: str, zoom: float = 1.0) -> str:
+def fit_svg(svg: str, zoom: float = 1.0, max_height=None) -> str:
     """Inline-ready SVG: no XML prologue, pixel size times ``zoom``, shrinks to its box.
 
     Graphviz writes ``width="..pt" height="..pt"`` and a ``viewBox``; the pixel
     size keeps the fonts at their natural size, and ``max-width:100%`` with
     ``height:auto`` lets a narrow notebook scale the picture down evenly.
+    ``max_height`` (a CSS length) also scales down, evenly, a picture taller than that.
     """
+    tall = f";width:auto;max-height:{max_height}" if max_height else ""
     i = svg.find("<svg")
     if i > 0:
         svg = svg[i:]
@@ -40,7 +42,7 @@ def fit_svg(svg: str, zoom: float = 1.0) -> str:
         h = float(m.group(3)) * 4 / 3 * zoom
         return (
             f'<svg{m.group(1)} width="{w:.0f}px" height="{h:.0f}px" '
-            f'style="max-width:100%;height:auto;display:block;margin:0 auto"'
+            f'style="max-width:100%;height:auto;display:block;margin:0 auto{tall}"'
         )
 
     return _SIZE_RE.sub(repl, svg, count=1)
@@ -76,14 +78,20 @@ class DrawingPane:
     legend : bool or callable, default True
         The legend under the drawing: the variables view's (:func:`legend_html`) when True, none
         when False, or ``legend(lang)`` (trusted HTML) for a drawing of another kind.
+    separate_legend : bool, default False
+        Write the legend into :attr:`legend_view`, a widget of its own that the explorer places
+        where it likes (the stepper puts it beside the drawing, under the sentence), instead of
+        under the drawing.
     max_height : str or None, default None
-        A CSS height: a taller drawing scrolls inside a box of that height (its caption and
-        legend stay in view).  ``None``: the drawing takes the height it needs.
+        A CSS height: a taller drawing is scaled down, evenly, to that height (so that it stays
+        in view beside what explains it).  ``None``: the drawing takes the height it needs.
 
     Attributes
     ----------
     view : ipywidgets.HTML
         The widget (CSS class ``lk-drawing``).
+    legend_view : ipywidgets.HTML
+        The legend when ``separate_legend`` (CSS class ``lk-legend-view``); empty otherwise.
     svg : str or None
         The SVG currently shown, ``None`` in the text fallback.
     fallback : bool
@@ -100,9 +108,13 @@ class DrawingPane:
         min_height: str = "120px",
         lang: str = "en",
         max_height=None,
+        separate_legend: bool = False,
     ):
         self.zoom = zoom
         self.max_height = max_height
+        self.separate_legend = separate_legend
+        self.legend_view = W.HTML()
+        self.legend_view.add_class("lk-legend-view")
         self.caption = caption
         self.legend = legend
         self.lang = lang
@@ -129,9 +141,8 @@ class DrawingPane:
             except Exception as e:  # never a traceback in a notebook
                 svg, why = None, _failed_hint(f"{type(e).__name__}: {e}")
             if svg is not None:
-                tall = f"max-height:{self.max_height};" if self.max_height else ""
-                picture = fit_svg(svg, self.zoom)
-                body = f'<div class="lk-svg" style="overflow:auto;max-width:100%;{tall}">{picture}</div>'
+                picture = fit_svg(svg, self.zoom, self.max_height)
+                body = f'<div class="lk-svg" style="overflow:auto;max-width:100%">{picture}</div>'
                 _HTML_CACHE[key] = (svg, body)
                 while len(_HTML_CACHE) > _HTML_CACHE_SIZE:
                     _HTML_CACHE.popitem(last=False)
@@ -157,6 +168,8 @@ class DrawingPane:
         legend = ""
         if self.legend and not self.fallback:
             legend = self.legend(self.lang) if callable(self.legend) else legend_html(self.lang)
+        if self.separate_legend:
+            self.legend_view.value, legend = legend, ""
         self.view.value = cap + body + legend
 
     def clear(self, note: str = "") -> None:
@@ -164,6 +177,7 @@ class DrawingPane:
         self.svg = None
         self.fallback = False
         self.source = ""
+        self.legend_view.value = ""
         self.view.value = (
             f'<div style="font-family:{FONT};color:{MUTED};font-size:13px">{esc(note)}</div>' if note else ""
         )

@@ -234,7 +234,7 @@ class Explorer:
     # -- layout ---------------------------------------------------------
     def _header_html(self) -> str:
         sub = (
-            f'<div style="font-size:13px;color:{MUTED};margin-top:1px">{esc(self.subtitle)}</div>'
+            f'<div style="font-size:13px;color:{MUTED};margin-top:1px;line-height:1.45">{esc(self.subtitle)}</div>'
             if self.subtitle
             else ""
         )
@@ -251,19 +251,21 @@ class Explorer:
         for c in self._controls():
             c.widget.add_class(control_class(c.key))
 
-    def _assemble(self, controls, left_extra=(), right_extra=(), left_width="650px", left_views=None):
-        """Lay out header, controls; then code, table, messages beside the drawing.
+    def _assemble(
+        self, controls, left_extra=(), right_extra=(), left_width="650px", left_views=None, below=(), left_min="460px"
+    ):
+        """Lay out header, controls; then code, table, messages beside the drawing; then ``below``.
 
         The left column (``left_views``: by default code, table, message, explanation, then
-        ``left_extra``) is ``left_width`` wide (it may shrink to 460 px); the drawing takes the
-        rest and scales down to fit it; when less than 320 px are left (a narrow notebook) the
-        drawing wraps below, centred.
+        ``left_extra``) is ``left_width`` wide (it may shrink to ``left_min``); the drawing takes
+        the rest and scales down to fit it; when less than 320 px are left (a narrow notebook) the
+        drawing wraps below, centred.  The views of ``below`` take the full width under both.
         """
         if left_views is None:
             left_views = [self.code_view, self.table_view, self.message_view, self.explanation_view, *left_extra]
         left = W.VBox(
             list(left_views),
-            layout=W.Layout(flex=f"0 1 {left_width}", min_width="460px", max_width="100%", padding="0 18px 0 0"),
+            layout=W.Layout(flex=f"0 1 {left_width}", min_width=left_min, max_width="100%", padding="0 18px 0 0"),
         )
         right = W.VBox([self.drawing_view, *right_extra], layout=W.Layout(flex="1 1 320px", min_width="320px"))
         self._left_column = left
@@ -273,7 +275,8 @@ class Explorer:
             layout=W.Layout(width="100%", flex_flow="row wrap", align_items="flex-start", justify_content="center"),
         )
         ctl = W.VBox(list(controls), layout=W.Layout(margin="6px 0 8px 0"))
-        self.widget.children = [self.header_view, ctl, body]
+        rest = [W.VBox(list(below), layout=W.Layout(width="100%", margin="4px 0 0 0"))] if below else []
+        self.widget.children = [self.header_view, ctl, body, *rest]
         self.widget.layout = W.Layout(
             width="100%", max_width="1280px", padding="10px 14px", border="1px solid #d0d7de", margin="4px 0"
         )

@@ -108,7 +108,7 @@ def caption_html(text: str, margin: str = "0 0 3px 0") -> str:
     """
     return (
         f'<div class="lk-caption" style="font-family:{FONT};font-size:12.5px;color:{MUTED};font-weight:600;'
-        f'letter-spacing:.01em;margin:{margin}">{rich(text)}</div>'
+        f'letter-spacing:.01em;line-height:1.4;margin:{margin}">{rich(text)}</div>'
     )
 
 
@@ -280,7 +280,8 @@ def swatch(fill, border="#555", style="solid", width=1.5) -> str:
 def legend_items_html(items) -> str:
     """A legend of ``(swatch HTML, words)`` pairs, wrapping under a drawing."""
     spans = "".join(
-        f'<span style="white-space:nowrap;margin:0 12px 2px 0;display:inline-block">{s}{esc(t)}</span>'
+        f'<span style="white-space:{"nowrap" if len(t) < 40 else "normal"};margin:0 12px 2px 0;'
+        f'display:inline-block;max-width:100%">{s}{esc(t)}</span>'
         for s, t in items
     )
     return (

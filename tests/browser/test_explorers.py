@@ -146,3 +146,55 @@ def test_exercise_all_drives_a_lesson_like_notebook(lab, scratch_dir):
     done = drv.exercise_all(lab)
     assert len(done) == len(EXPLORERS) and all(done.values()), done
     drv.assert_no_traceback(lab)
+
+
+STEPPER_CELLS = [
+    "import leafkit as torch\nfrom leafkit.widgets import BackwardStepper",
+    "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\ny = x * 2\ny.retain_grad()\n"
+    "loss = (y * y + y).sum()\nBackwardStepper(loss)",
+    "def f(x):\n    return torch.stack([x[0] * x[1], x[1] + x[2], x[0] ** 2])\n\n\n"
+    "v = torch.tensor([1.0, 10.0, 100.0])\nx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+    "y = f(x)\nBackwardStepper(y, gradient=v)",
+]
+_BOXES = """root => {
+  const r = root.getBoundingClientRect();
+  const box = s => { const e = root.querySelector(s); if (!e) return null; const b = e.getBoundingClientRect();
+    return {top: b.top - r.top, bottom: b.bottom - r.top, left: b.left - r.left, right: b.right - r.left}; };
+  const caption = root.querySelector('.lk-caption');
+  return {height: r.height, width: r.width, step: box('.lk-control-step'), why: box('.lk-explanation'),
+          drawing: box('.lk-drawing svg'), table: box('.lk-table-scroll'),
+          last_column: box('table.lk-table th:last-child'),
+          transform: caption ? getComputedStyle(caption).textTransform : null};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_stepper_keeps_its_controls_drawing_and_step_in_view(lab, scratch_dir, lang):
+    """Issue 19: after Run to end the stepper was about 1,790 px tall, Step at the top and the drawing below a
+    growing table; at 1280 px the ``gradient=v`` stepper's table was clipped on the right.  Now, at 1280 px with
+    JupyterLab's sidebar open: the buttons, the sentence about the step and the whole drawing fit in one screen
+    (720 px), the table of steps scrolls in a box below them, nothing is cut on the right, and no heading is
+    upper-cased (``.grad`` read ".GRAD")."""
+    lab.page.set_viewport_size({"width": 1280, "height": 800})
+    cells = ([ZH_FIRST] if lang == "zh" else []) + STEPPER_CELLS
+    lab.open_notebook(write_notebook(scratch_dir / f"stepper_1280_{lang}.ipynb", cells))
+    lab.run_all()
+    drv.assert_no_traceback(lab)
+    run = "Run to end" if lang == "en" else "运行到底"
+    for i in range(2):
+        root = drv.explorer(lab, "BackwardStepper", index=i)
+        root.scroll_into_view_if_needed()
+        drv.click(root, run)
+        drv.wait_until(lambda root=root: "lk-msg" in root.inner_html() or "\u2714" in drv.code_text(root), 30, "end")
+        lab.page.wait_for_timeout(800)
+        b = root.evaluate(_BOXES)
+        assert b["height"] < 1100, b
+        assert b["step"]["top"] < b["why"]["bottom"] <= 720 and b["drawing"]["bottom"] <= 720, b
+        assert b["table"]["top"] >= b["drawing"]["bottom"] - 1, b
+        assert b["table"]["right"] <= b["width"] and b["last_column"]["right"] <= b["table"]["right"] + 1, b
+        assert b["transform"] == "none", b
+        root.evaluate("r => r.scrollIntoView({block: 'start'})")
+        lab.page.wait_for_timeout(300)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        lab.page.screenshot(path=str(SCREENSHOTS / f"backward_stepper_1280_{lang}_{i}.png"))
+    drv.assert_no_traceback(lab)

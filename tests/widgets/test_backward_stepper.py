@@ -232,7 +232,10 @@ def test_the_drawing_renders_as_svg():
     ex.run()
     assert ex.svg is not None and "<svg" in ex.drawing_view.value
     assert "> 62.<" in ex.svg and ">w ()<" in ex.svg and "step 6 · now" in ex.svg
-    assert "lk-legend" in ex.drawing_view.value and "ran at this step" in ex.drawing_view.value
+    # the legend stands beside the drawing, under the sentence (the panel's left column), not under the drawing
+    legend = ex.drawing_pane.legend_view.value
+    assert "lk-legend" in legend and "ran at this step" in legend and "lk-legend" not in ex.drawing_view.value
+    assert "max-height:480px" in ex.drawing_view.value  # a tall graph is scaled down to stay in view
 
 
 def test_chinese(no_dot):

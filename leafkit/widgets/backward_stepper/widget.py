@@ -1,8 +1,12 @@
 """The stepper's panel: the buttons, the table of steps, the "Why" box and the drawing, laid out.
 
-The panel keeps what a learner needs after each click in view: the buttons on top, then the
-statement being stepped and the sentence about the step that just ran, beside the drawing; the
-table of every step so far scrolls in a box of its own, newest row in view.
+The panel keeps what a learner needs after each click in view, however many steps ran: the
+buttons on top; under them the statement being stepped and the sentence about the step that just
+ran (and the drawing's legend), beside the drawing (scaled down to at most :data:`DRAWING_HEIGHT`);
+under both, the table of
+every step so far, full width, scrolling in a box of :data:`TABLE_HEIGHT` with its newest row in
+view.  (It used to grow: after "Run to end" the panel was 1,790 px tall, the drawing below the
+table, and a narrow notebook clipped the table's right side.)
 """
 
 from __future__ import annotations
@@ -31,9 +35,9 @@ MAX_ROWS = 60
 #: Up to this many elements, a gradient is written in the table with its values; above, its shape.
 TABLE_VALUES = 12
 #: The height of the table's scrolling box.
-TABLE_HEIGHT = "260px"
-#: The most height the drawing takes; a taller graph scrolls inside it.
-DRAWING_HEIGHT = "600px"
+TABLE_HEIGHT = "280px"
+#: The most height the drawing takes; a taller graph is scaled down to it.
+DRAWING_HEIGHT = "480px"
 
 
 class BackwardStepper(Explorer):
@@ -151,6 +155,7 @@ class BackwardStepper(Explorer):
     )
     css_class = "lk-backward-stepper"
     WIDE_DRAWINGS = True
+    WIDE_DRAWING_LEFT_MIN = 340
 
     def __init__(self, loss, gradient=None, retain_graph=False, params=None, zoom=1.0, lang=None):
         super().__init__(zoom=zoom, lang=lang)
@@ -175,12 +180,15 @@ class BackwardStepper(Explorer):
         self.output_view.add_class("lk-printed")
         self.drawing_pane.legend = lambda lang: legend_html(self.words, self._shows_retained)
         self.drawing_pane.max_height = DRAWING_HEIGHT
+        self.drawing_pane.separate_legend = True
         row = W.HBox(
             [self.step_button, self.run_button, self.back_button, self.reset_button],
             layout=W.Layout(align_items="center", flex_flow="row wrap"),
         )
-        left = [self.code_view, self.explanation_view, self.message_view, self.table_view, self.output_view]
-        self._assemble([row], left_views=left, left_width="620px")
+        legend = self.drawing_pane.legend_view
+        left = [self.code_view, self.explanation_view, self.message_view, self.output_view, legend]
+        below = [self.table_view]
+        self._assemble([row], left_views=left, below=below, left_width="420px", left_min="340px")
         self.refresh()
 
     _shows_retained = False  # the drawing has a node with a double border (the legend then explains it)
