@@ -252,22 +252,34 @@ class Explorer:
             c.widget.add_class(control_class(c.key))
 
     def _assemble(
-        self, controls, left_extra=(), right_extra=(), left_width="650px", left_views=None, below=(), left_min="460px"
+        self,
+        controls,
+        left_extra=(),
+        right_extra=(),
+        left_width="650px",
+        left_views=None,
+        below=(),
+        left_min="460px",
+        grow=(0, 1),
     ):
         """Lay out header, controls; then code, table, messages beside the drawing; then ``below``.
 
         The left column (``left_views``: by default code, table, message, explanation, then
         ``left_extra``) is ``left_width`` wide (it may shrink to ``left_min``); the drawing takes
         the rest and scales down to fit it; when less than 320 px are left (a narrow notebook) the
-        drawing wraps below, centred.  The views of ``below`` take the full width under both.
+        drawing wraps below, centred.  ``grow`` says how the two columns share the room left over
+        (flex-grow of the left and of the right column).  The views of ``below`` take the full width
+        under both.
         """
         if left_views is None:
             left_views = [self.code_view, self.table_view, self.message_view, self.explanation_view, *left_extra]
         left = W.VBox(
             list(left_views),
-            layout=W.Layout(flex=f"0 1 {left_width}", min_width=left_min, max_width="100%", padding="0 18px 0 0"),
+            layout=W.Layout(
+                flex=f"{grow[0]} 1 {left_width}", min_width=left_min, max_width="100%", padding="0 18px 0 0"
+            ),
         )
-        right = W.VBox([self.drawing_view, *right_extra], layout=W.Layout(flex="1 1 320px", min_width="320px"))
+        right = W.VBox([self.drawing_view, *right_extra], layout=W.Layout(flex=f"{grow[1]} 1 320px", min_width="320px"))
         self._left_column = left
         self._left_basis = int(str(left_width).rstrip("px"))
         body = W.HBox(
@@ -331,7 +343,7 @@ class Explorer:
         basis = int(max(self.WIDE_DRAWING_LEFT_MIN, min(full, 1250 - width)))
         if basis < getattr(self, "_left_now", full):
             self._left_now = basis
-            left.layout.flex = f"0 1 {basis}px"
+            left.layout.flex = f"{left.layout.flex.split()[0]} 1 {basis}px"
 
     # -- safety ---------------------------------------------------------
     def _guard(self, fn):

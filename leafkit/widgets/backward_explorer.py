@@ -522,7 +522,7 @@ class BackwardExplorer(Explorer):
             )
         self.table_view.value = table_html(cols, cells, title=self._t("table"))
         if self.grad_warnings:
-            names = ", ".join(f"{n}.grad" for n in self.grad_warnings)
+            names = self._t("join_comma").join(f"{n}.grad" for n in self.grad_warnings)
             text = next(iter(self.grad_warnings.values()))
             self.warning_view.value = message_html(
                 "warning", self._t("warn_title", names=names), "UserWarning: " + text, mono=True

@@ -188,7 +188,7 @@ class BackwardStepper(Explorer):
         legend = self.drawing_pane.legend_view
         left = [self.code_view, self.explanation_view, self.message_view, self.output_view, legend]
         below = [self.table_view]
-        self._assemble([row], left_views=left, below=below, left_width="420px", left_min="340px")
+        self._assemble([row], left_views=left, below=below, left_width="420px", left_min="340px", grow=(1, 2))
         self.refresh()
 
     _shows_retained = False  # the drawing has a node with a double border (the legend then explains it)
