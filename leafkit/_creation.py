@@ -28,7 +28,7 @@ def _finish(arr, dtype, device, requires_grad):
             raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
         if arr.dtype != dtype.np:
             arr = arr.astype(dtype.np)
-    if requires_grad and arr.dtype.kind not in "fc":
+    if requires_grad and not _dtype.is_differentiable(arr.dtype):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if dev.type == "cuda":
         arr = _device.to_device_array(arr, _device.CPU, dev)

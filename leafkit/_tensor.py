@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _device, _dtype
 from . import autograd as _autograd
+from ._tensor_str import format_tensor
 from .autograd.grad_mode import _state
 from .autograd.graph import AccumulateGrad, _HookDict, add_hook
 
@@ -439,7 +440,7 @@ class Tensor:
         self._set_requires_grad(value)
 
     def _set_requires_grad(self, value: bool) -> None:
-        if value and self._data.dtype.kind not in "fc":
+        if value and not _dtype.is_differentiable(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if value and self._inference and not _state.inference:
             raise RuntimeError(INFERENCE_REQUIRES_GRAD_MESSAGE)
@@ -676,7 +677,7 @@ class Tensor:
         """
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind not in "fc":
+        if self._requires_grad and not _dtype.is_differentiable(value._data.dtype):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
         self._device = value._device
@@ -720,8 +721,6 @@ class Tensor:
 
     # -- printing ------------------------------------------------------------------------
     def __repr__(self) -> str:
-        from ._tensor_str import format_tensor
-
         self._fresh()
         suffixes = []
         if self._grad_fn is not None:

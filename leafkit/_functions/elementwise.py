@@ -37,7 +37,7 @@ from ._base import (
     to_float,
     type_name,
 )
-from ._registry import apply, defop, public
+from ._registry import SPECS, apply, defop, public
 from .inplace import inplace
 
 
@@ -551,8 +551,6 @@ def alias(name, spec, target, inplace_spec=None):
 
 
 def _install_aliases():
-    from ._registry import SPECS
-
     for name, target in (
         ("negative", "neg"),
         ("absolute", "abs"),
@@ -1836,8 +1834,6 @@ def _reciprocal_(self):
     """In-place :meth:`reciprocal`."""
     return inplace(self, SPEC_RECIPROCAL, (self,))
 
-
-from ._registry import SPECS  # noqa: E402
 
 SPEC_RECIPROCAL = SPECS["reciprocal"]
 

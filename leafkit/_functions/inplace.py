@@ -196,7 +196,7 @@ def inplace(t, spec, args):
         _write(t, out[0] if isinstance(out, tuple) else out)
         raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
     # an integer or bool tensor has no history to record: a float operand that requires grad is only read
-    record = needs_grad and t._data.dtype.kind in "fc"
+    record = needs_grad and _dtype.is_differentiable(t._data.dtype)
     if not record:
         fargs, _, _ = _arrays(spec, args)
         out = spec.forward(*fargs)

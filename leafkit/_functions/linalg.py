@@ -441,6 +441,25 @@ def einsum(*args):
     messages ("einsum(): subscript j has size 2 for operand 1 which does not broadcast with previously seen size
     3").
     """
+    equation, operands = _einsum_operands(args)
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    op_labels = _operand_subscripts(lhs, len(operands))
+    label_count, ell_num_dim = _count_subscripts(operands, op_labels)
+    rhs = None if arrow < 0 else equation[arrow + 2 :]
+    order = _subscript_order(rhs, len(lhs), label_count, ell_num_dim)
+    ops, dim_counts = _aligned(operands, op_labels, order, ell_num_dim)
+    out_num_dim, perm_index = order[2], order[3]
+    result = _contract(ops, dim_counts, out_num_dim, perm_index)
+    if perm_index - out_num_dim > 0:
+        if len(operands) > 1:  # the summed dims now have size 1
+            return result.view(*result.shape[:out_num_dim])
+        return result.sum(list(range(out_num_dim, perm_index)))
+    return result
+
+
+def _einsum_operands(args):
+    """``(equation, operands)`` from einsum's arguments (an equation and tensors, a list of them, or sublists)."""
     if len(args) < 2:
         raise ValueError(
             "einsum(): must specify the equation string and at least one operand, or at least one "
@@ -457,12 +476,12 @@ def einsum(*args):
     for t in operands:
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum(): argument 'tensors' must be tuple of Tensors, not {type(t).__name__}")
-    num_ops = len(operands)
-    arrow = equation.find("->")
-    lhs = equation if arrow < 0 else equation[:arrow]
+    return equation, operands
 
-    # the subscripts of each operand
-    op_labels = [[] for _ in operands]
+
+def _operand_subscripts(lhs, num_ops):
+    """The subscripts of each operand (``_ELLIPSIS`` for ``...``), from the left-hand side of the equation."""
+    op_labels = [[] for _ in range(num_ops)]
     ell_in_input, cur, i = False, 0, 0
     while i < len(lhs):
         c = lhs[i]
@@ -489,7 +508,12 @@ def einsum(*args):
         i += 1
     if cur != num_ops - 1:
         raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    return op_labels
 
+
+def _count_subscripts(operands, op_labels):
+    """``(how often each subscript appears, the number of dimensions the ellipsis covers)``, after checking
+    that each operand has as many dimensions as subscripts."""
     label_count = [0] * _ELLIPSIS
     ell_num_dim = 0
     for k, (t, labels) in enumerate(zip(operands, op_labels)):
@@ -506,19 +530,22 @@ def einsum(*args):
                 f"einsum(): the number of subscripts in the equation ({nlabels}) does not match the "
                 f"number of dimensions ({ndims}) for operand {k}" + ("" if has_ell else " and no ellipsis was given")
             )
+    return label_count, ell_num_dim
 
-    # where each subscript goes: the output's first, then the ones summed away
+
+def _subscript_order(rhs, lhs_len, label_count, ell_num_dim):
+    """Where each subscript goes: the output's first (from ``rhs``, or implicit when it is None), then the ones
+    summed away.  Returns ``(label_perm_index, ell_index, out_num_dim, perm_index)``."""
     label_perm_index = [-1] * _ELLIPSIS
     perm_index = ell_index = 0
     ell_in_output = False
-    if arrow < 0:
+    if rhs is None:
         perm_index, ell_in_output = ell_num_dim, True
         for lab in range(_ELLIPSIS):
             if label_count[lab] == 1:
                 label_perm_index[lab] = perm_index
                 perm_index += 1
     else:
-        rhs = equation[arrow + 2 :]
         i = 0
         while i < len(rhs):
             c = rhs[i]
@@ -532,21 +559,7 @@ def einsum(*args):
                 perm_index += ell_num_dim
                 ell_in_output = True
             elif c != " ":
-                if not _is_label(c):
-                    raise RuntimeError(
-                        f"einsum(): invalid subscript given at index {len(lhs) + 2 + i} in the "
-                        "equation string, subscripts must be in [a-zA-Z]"
-                    )
-                s = _subscript(c)
-                if not (label_count[s] > 0 and label_perm_index[s] == -1):
-                    raise RuntimeError(
-                        f"einsum(): output subscript {c}"
-                        + (
-                            " appears more than once in the output"
-                            if label_perm_index[s] > -1
-                            else " does not appear in the equation for any input operand"
-                        )
-                    )
+                s = _output_subscript(c, lhs_len + 2 + i, label_count, label_perm_index)
                 label_perm_index[s] = perm_index
                 perm_index += 1
             i += 1
@@ -558,8 +571,32 @@ def einsum(*args):
         if label_count[lab] > 0 and label_perm_index[lab] == -1:
             label_perm_index[lab] = perm_index
             perm_index += 1
+    return label_perm_index, ell_index, out_num_dim, perm_index
 
-    # diagonals for repeated subscripts, unsqueeze the missing ones, permute every operand into one order
+
+def _output_subscript(c, index, label_count, label_perm_index):
+    """The subscript of the output's character ``c`` (at ``index`` in the equation), checked."""
+    if not _is_label(c):
+        raise RuntimeError(
+            f"einsum(): invalid subscript given at index {index} in the equation string, subscripts must be in [a-zA-Z]"
+        )
+    s = _subscript(c)
+    if not (label_count[s] > 0 and label_perm_index[s] == -1):
+        raise RuntimeError(
+            f"einsum(): output subscript {c}"
+            + (
+                " appears more than once in the output"
+                if label_perm_index[s] > -1
+                else " does not appear in the equation for any input operand"
+            )
+        )
+    return s
+
+
+def _aligned(operands, op_labels, order, ell_num_dim):
+    """Each operand with diagonals taken for repeated subscripts, the missing ones unsqueezed, permuted into one
+    order; and, per dimension of that order, how many operands have it (of size other than 1)."""
+    label_perm_index, ell_index, _, perm_index = order
     label_size = [1] * _ELLIPSIS
     ell_sizes = [1] * ell_num_dim
     dim_counts = [0] * perm_index
@@ -607,8 +644,12 @@ def einsum(*args):
                 permutation[j] = dim
                 dim += 1
         ops.append(op.permute(*permutation))
+    return ops, dim_counts
 
-    # contract left to right, summing each dimension as soon as no later operand has it
+
+def _contract(ops, dim_counts, out_num_dim, perm_index):
+    """Contract the aligned operands left to right, summing each dimension as soon as no later operand has it."""
+    ops = list(ops)
     while len(ops) > 1:
         a, b = ops[0], ops[1]
         del ops[:2]
@@ -631,9 +672,4 @@ def einsum(*args):
         if b_dims:
             b = b.sum(b_dims, True)
         ops.insert(0, _sumproduct_pair(a, b, sum_dims))
-
-    if perm_index - out_num_dim > 0:
-        if num_ops > 1:  # the summed dims now have size 1
-            return ops[0].view(*ops[0].shape[:out_num_dim])
-        return ops[0].sum(list(range(out_num_dim, perm_index)))
     return ops[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._creation import empty
 from .._device import to_host
+from .._dtype import is_differentiable
 from .._tensor import Tensor, _rebuild
 
 __all__ = ["Parameter"]
@@ -48,7 +49,7 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):  # PyTorch 2.13 fails on ``data.detach()``
             raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
-        if requires_grad and data._data.dtype.kind not in "fc":
+        if requires_grad and not is_differentiable(data._data.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = object.__new__(cls)
         p._init_from(data, requires_grad)

@@ -14,7 +14,7 @@ from collections import Counter, deque
 
 from ._render import AutogradDigraph
 
-__all__ = ["Model", "collapse", "layout_cost", "to_digraph", "text_tree", "DEFAULT_MAX_NODES"]
+__all__ = ["Model", "collapse", "layout_cost", "to_digraph", "text_tree", "escape", "DEFAULT_MAX_NODES"]
 
 #: Default node limit.  ``dot`` lays out graphs of this size in well under one
 #: second (see ``bench/viz.py``); bigger graphs collapse their long chains.
@@ -49,6 +49,15 @@ TEXT = {
         "more_lines": "（还有 {n} 行）",
     },
 }
+
+
+def escape(s) -> str:
+    """``str(s)`` made safe inside a DOT label: backslashes and double quotes escaped.
+
+    The one DOT escaper of the drawings.  A label's own line breaks are written after escaping
+    (``escape(a) + "\\n" + escape(b)``), so a name such as ``"a\\nb"`` stays one line.
+    """
+    return str(s).replace("\\", "\\\\").replace('"', '\\"')
 
 
 class VNode:

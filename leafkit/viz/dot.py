@@ -14,21 +14,15 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping
 
-from .._lang import CJK_FONTS
+from .._lang import CJK_FONTS, resolve_language
 from . import _inspect as I
-from ._graph import ATTACH, DEFAULT_MAX_NODES, SAVED, Model, collapse, to_digraph
+from . import _palette as P
+from ._graph import ATTACH, DEFAULT_MAX_NODES, SAVED, Model, collapse, escape, to_digraph
 
 __all__ = ["make_dot", "NODE_ATTR", "GRAPH_ATTR", "COLORS", "CJK_FONTNAME", "LEGEND_ITEMS"]
 
-#: torchviz's legend.
-COLORS = {
-    "backward": "lightgrey",  # a backward node (grad_fn)
-    "leaf": "lightblue",  # a leaf tensor reached through AccumulateGrad
-    "saved": "orange",  # a tensor saved for backward (show_saved=True)
-    "output": "darkolivegreen1",  # an output
-    "intermediate": "darkolivegreen3",  # a named non-leaf passed in ``params``
-    "freed": "#f2f2f2",  # a backward node whose saved tensors were freed
-}
+#: torchviz's legend: the fill of each kind of node (from :mod:`leafkit.viz._palette`).
+COLORS = P.COLORS
 #: torchviz's node and graph attributes.
 NODE_ATTR = dict(
     style="filled", shape="box", align="left", fontsize="10", ranksep="0.1", height="0.2", fontname="monospace"
@@ -47,17 +41,35 @@ LEGEND_LINE = 84  # characters per legend line, before it wraps
 #: The legend entries, in order; each is drawn only when the drawing shows that feature.
 LEGEND_ITEMS = ("backward", "leaf", "output", "saved", "named", "retains", "hooks", "freed")
 
+#: The colours the legend names (``{backward}`` in an entry is the palette's word for it).
+_LEGEND_COLOURS = {
+    "backward": P.BACKWARD,
+    "leaf": P.LEAF,
+    "output": P.OUTPUT,
+    "saved": P.SAVED,
+    "intermediate": P.INTERMEDIATE,
+    "hooks": P.HOOKS,
+    "freed": P.FREED,
+}
+
+
+def _with_colour_words(words: dict, lang: str) -> dict:
+    """``words`` with each ``{colour}`` placeholder of a legend entry replaced by the palette's word for it."""
+    names = {k: c.word(lang) for k, c in _LEGEND_COLOURS.items()}
+    return {k: v.format(**names) if k in LEGEND_ITEMS else v for k, v in words.items()}
+
+
 #: The words make_dot writes, per language (``make_dot(..., lang=...)``).
 TEXT = {
     "en": {
-        "backward": "grey: backward node (grad_fn)",
-        "leaf": "light blue: leaf tensor",
-        "output": "green: output",
-        "saved": "orange: tensor saved for backward",
-        "named": "dotted line, darker green: a non-leaf named in params, e.g. one that retains grad",
+        "backward": "{backward}: backward node (grad_fn)",
+        "leaf": "{leaf}: leaf tensor",
+        "output": "{output}: output",
+        "saved": "{saved}: tensor saved for backward",
+        "named": "dotted line, {intermediate}: a non-leaf named in params, e.g. one that retains grad",
         "retains": "double border: retains_grad (retain_grad() was called)",
-        "hooks": "purple border: has hooks",
-        "freed": "dashed, pale: freed by backward()",
+        "hooks": "{hooks} border: has hooks",
+        "freed": "dashed, {freed}: freed by backward()",
         "hooks_line": "hooks: {n}",
         "freed_line": "(freed)",
         "freed_text": " (freed: saved tensors released by backward)",
@@ -67,14 +79,14 @@ TEXT = {
         "sep": "    ",
     },
     "zh": {
-        "backward": "灰色：反向节点（grad_fn）",
-        "leaf": "浅蓝：叶子张量",
-        "output": "绿色：输出",
-        "saved": "橙色：为反向传播保存的张量",
-        "named": "点线、深绿框：params 里命名的非叶子张量（例如调用过 retain_grad() 的）",
+        "backward": "{backward}：反向节点（grad_fn）",
+        "leaf": "{leaf}：叶子张量",
+        "output": "{output}：输出",
+        "saved": "{saved}：为反向传播保存的张量",
+        "named": "点线、{intermediate}框：params 里命名的非叶子张量（例如调用过 retain_grad() 的）",
         "retains": "双线边框：retains_grad（调用过 retain_grad()）",
-        "hooks": "紫色边框：注册了钩子",
-        "freed": "虚线、浅色：已被 backward() 释放",
+        "hooks": "{hooks}边框：注册了钩子",
+        "freed": "虚线、{freed}：已被 backward() 释放",
         "hooks_line": "钩子：{n} 个",
         "freed_line": "（已释放）",
         "freed_text": "（已释放：保存的张量被 backward 释放了）",
@@ -84,6 +96,7 @@ TEXT = {
         "sep": "    ",
     },
 }
+TEXT = {lang: _with_colour_words(words, lang) for lang, words in TEXT.items()}
 
 
 def legend_label(items, lang: str = "en") -> str:
@@ -103,11 +116,7 @@ def legend_label(items, lang: str = "en") -> str:
             line = line + words["sep"] + entry if line else entry
     if line:
         lines.append(line)
-    return "".join(_esc(x) + "\\l" for x in lines)
-
-
-def _esc(s: str) -> str:
-    return str(s).replace("\\", "\\\\")
+    return "".join(escape(x) + "\\l" for x in lines)
 
 
 def _as_outputs(outputs):
@@ -138,7 +147,7 @@ def _tensor_marks(t, lines: list, attrs: dict, words=TEXT["en"], used=None) -> N
     hooks = I.hook_count(t)
     if hooks:
         lines.append(words["hooks_line"].format(n=hooks))
-        attrs["color"] = "purple"
+        attrs["color"] = P.HOOKS.dot
         attrs["penwidth"] = "2"
         if used is not None:
             used.add("hooks")
@@ -258,17 +267,37 @@ def make_dot(
     >>> y = (x * 3).sum()
     >>> make_dot(y, params={"x": x})          # doctest: +SKIP
     """
-    from leafkit._lang import resolve_language
-
     lang = resolve_language(lang)
     with I.gc_paused():
         return _make_dot(outputs, params, show_saved, show_attrs, max_nodes, bool(legend), lang)
 
 
 def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, lang="en"):
-    words = TEXT[lang]
-    used = set()  # the legend's entries: what this drawing shows
     outs = _as_outputs(outputs)
+    names = _names(outs, params, max_nodes)
+    d = _DotDrawing(names, lang)
+    out_nodes = [(t, d.add_output(t)) for name, t in outs if id(t) not in d.tensor_node]
+    order, children = walk([t.grad_fn for t, _ in out_nodes if t.grad_fn is not None])
+    fn_node = [d.add_graph_node(fn, show_saved, show_attrs) for fn in order]
+    for k, kids in enumerate(children):
+        for c, _ in kids:
+            if c is not None:
+                d.model.add_edge(fn_node[c], fn_node[k])
+    root_index = {id(fn): k for k, fn in enumerate(order)}
+    for t, i in out_nodes:
+        if t.grad_fn is not None:
+            d.model.add_edge(fn_node[root_index[id(t.grad_fn)]], i)
+    for pname, t in (params or {}).items():  # named non-leaf tensors from params hang off the node that made them
+        fn = t.grad_fn
+        if fn is not None and id(t) not in d.tensor_node and id(fn) in root_index:
+            d.add_named(pname, t, fn_node[root_index[id(fn)]])
+    if legend:
+        d.add_legend()
+    return to_digraph(collapse(d.model, max_nodes))
+
+
+def _names(outs, params, max_nodes) -> dict:
+    """``{id(tensor): name}`` from ``params`` and the outputs' names, after checking the arguments."""
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(
             "make_dot() params must be a dict of names to tensors, as in torchviz "
@@ -284,61 +313,58 @@ def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, l
     for name, t in outs:
         if name:
             names.setdefault(id(t), name)
+    return names
 
-    model = Model(GRAPH_ATTR, NODE_ATTR)
-    model.lang = lang
-    tensor_node: dict = {}
-    keep_alive = []
 
-    def tensor_label(t, default_name=""):
-        name = names.get(id(t), default_name)
-        return (f"{_esc(name)}\\n {I.shape_str(t)}" if name else f" {I.shape_str(t)}"), name
+class _DotDrawing:
+    """The model of one ``make_dot`` drawing while it is built, and the legend entries it has used."""
 
-    out_nodes = []
-    for _name, t in outs:
-        if id(t) in tensor_node:
-            continue
-        label, nm = tensor_label(t)
-        lines, attrs = [label], {"fillcolor": COLORS["output"]}
-        _tensor_marks(t, lines, attrs, words, used)
-        text = f"{nm or 'output'} {I.shape_str(t)} {words['output_text']}"
-        used.add("output")
-        i = model.add_node("output", nm or "output", "\\n".join(lines), text, **attrs)
-        tensor_node[id(t)] = i
-        keep_alive.append(t)
-        out_nodes.append((t, i))
+    def __init__(self, names: dict, lang: str):
+        self.names = names
+        self.lang = lang
+        self.words = TEXT[lang]
+        self.used: set = set()  # the legend's entries: what this drawing shows
+        self.tensor_node: dict = {}  # id(tensor) -> node index
+        self.keep_alive: list = []  # the tensors drawn, so that their ids stay theirs while the drawing is built
+        self.model = Model(GRAPH_ATTR, NODE_ATTR)
+        self.model.lang = lang
 
-    roots = []
-    for t, _ in out_nodes:
-        fn = t.grad_fn
-        if fn is not None:
-            roots.append(fn)
-    order, children = walk(roots)
-    fn_node = [0] * len(order)
-    for k, fn in enumerate(order):
-        if I.is_accumulate_grad(fn):
-            var = fn.variable
-            if id(var) in tensor_node:
-                fn_node[k] = tensor_node[id(var)]
-                continue
-            label, nm = tensor_label(var)
-            lines, attrs = [label], {"fillcolor": COLORS["leaf"]}
-            _tensor_marks(var, lines, attrs, words, used)
-            i = model.add_node(
-                "leaf",
-                nm or "leaf",
-                "\\n".join(lines),
-                f"{nm or 'leaf'} {I.shape_str(var)} {words['leaf_text']}",
-                **attrs,
-            )
-            used.add("leaf")
-            tensor_node[id(var)] = i
-            keep_alive.append(var)
-            fn_node[k] = i
-            continue
+    def _tensor_label(self, t):
+        name = self.names.get(id(t), "")
+        return (f"{escape(name)}\\n {I.shape_str(t)}" if name else f" {I.shape_str(t)}"), name
+
+    def _add_tensor(self, t, kind, fill, text_of) -> int:
+        label, nm = self._tensor_label(t)
+        lines, attrs = [label], {"fillcolor": fill}
+        _tensor_marks(t, lines, attrs, self.words, self.used)
+        i = self.model.add_node(kind, nm or kind, "\\n".join(lines), text_of(nm), **attrs)
+        self.tensor_node[id(t)] = i
+        self.keep_alive.append(t)
+        return i
+
+    def add_output(self, t) -> int:
+        """The green node of an output."""
+        text = f" {I.shape_str(t)} {self.words['output_text']}"
+        i = self._add_tensor(t, "output", COLORS["output"], lambda nm: (nm or "output") + text)
+        self.used.add("output")
+        return i
+
+    def add_graph_node(self, fn, show_saved, show_attrs) -> int:
+        """The node of ``fn``: a leaf (light blue) for an ``AccumulateGrad``, else a grey backward node."""
+        if not I.is_accumulate_grad(fn):
+            return self._add_backward_node(fn, show_saved, show_attrs)
+        var = fn.variable
+        if id(var) in self.tensor_node:
+            return self.tensor_node[id(var)]
+        text = f" {I.shape_str(var)} {self.words['leaf_text']}"
+        i = self._add_tensor(var, "leaf", COLORS["leaf"], lambda nm: (nm or "leaf") + text)
+        self.used.add("leaf")
+        return i
+
+    def _add_backward_node(self, fn, show_saved, show_attrs) -> int:
         name = I.node_name(fn)
         freed = I.node_freed(fn)
-        used.add("backward")
+        self.used.add("backward")
         lines = [name]
         attrs = {}
         saved = None
@@ -347,61 +373,46 @@ def _make_dot(outputs, params, show_saved, show_attrs, max_nodes, legend=True, l
             if saved is None:
                 freed = True
         if show_attrs and saved:
-            attr_lines = [f"{a}: {_esc(_fmt_attr(v))}" for a, v in saved]
+            attr_lines = [f"{a}: {escape(_fmt_attr(v))}" for a, v in saved]
             lines += ["-" * max(len(s) for s in [name] + attr_lines)] + attr_lines
         if freed:
-            lines.append(words["freed_line"])
-            attrs.update(style="filled,dashed", fillcolor=COLORS["freed"], fontcolor="#777777")
-            used.add("freed")
-        i = model.add_node("fn", name, "\\n".join(lines), name + (words["freed_text"] if freed else ""), **attrs)
-        fn_node[k] = i
+            lines.append(self.words["freed_line"])
+            attrs.update(style="filled,dashed", fillcolor=COLORS["freed"], fontcolor=P.FADED_INK)
+            self.used.add("freed")
+        text = name + (self.words["freed_text"] if freed else "")
+        i = self.model.add_node("fn", name, "\\n".join(lines), text, **attrs)
         if show_saved and saved:
-            for a, v in saved:
-                vals = (
-                    [(a, v)]
-                    if I.is_tensor(v)
-                    else (
-                        [(f"{a}[{j}]", x) for j, x in enumerate(v) if I.is_tensor(x)]
-                        if isinstance(v, (tuple, list))
-                        else []
-                    )
-                )
-                for sname, sv in vals:
-                    s = model.add_node(
-                        "saved",
-                        sname,
-                        f"{_esc(sname)}\\n {I.shape_str(sv)}",
-                        f"{sname} {I.shape_str(sv)}",
-                        fillcolor=COLORS["saved"],
-                    )
-                    model.add_edge(i, s, SAVED, dir="none")
-                    used.add("saved")
-    for k, kids in enumerate(children):
-        for c, _ in kids:
-            if c is not None:
-                model.add_edge(fn_node[c], fn_node[k])
-    root_index = {id(fn): k for k, fn in enumerate(order)}
-    for t, i in out_nodes:
-        fn = t.grad_fn
-        if fn is not None:
-            model.add_edge(fn_node[root_index[id(fn)]], i)
-    # named non-leaf tensors from params hang off the node that made them
-    for pname, t in (params or {}).items():
-        fn = t.grad_fn
-        if fn is None or id(t) in tensor_node or id(fn) not in root_index:
-            continue
-        lines, attrs = [f"{_esc(pname)}\\n {I.shape_str(t)}"], {"fillcolor": COLORS["intermediate"]}
-        _tensor_marks(t, lines, attrs, words, used)
-        i = model.add_node(
-            "tensor", str(pname), "\\n".join(lines), f"{pname} {I.shape_str(t)} {words['named_text']}", **attrs
-        )
-        tensor_node[id(t)] = i
-        model.add_edge(fn_node[root_index[id(fn)]], i, ATTACH, style="dotted", arrowhead="none")
-        used.add("named")
-    if legend:
-        model.graph_attr.update(LEGEND_ATTR)
-        if lang != "en":
-            model.graph_attr["fontname"] = CJK_FONTNAME
-        model.graph_attr["label"] = legend_label(used, lang)
-    model = collapse(model, max_nodes)
-    return to_digraph(model)
+            self._add_saved(i, saved)
+        return i
+
+    def _add_saved(self, i, saved) -> None:
+        """An orange node for each tensor ``saved`` lists (``_saved_self``, ``_saved_other[0]`` ...)."""
+        for a, v in saved:
+            if I.is_tensor(v):
+                vals = [(a, v)]
+            elif isinstance(v, (tuple, list)):
+                vals = [(f"{a}[{j}]", x) for j, x in enumerate(v) if I.is_tensor(x)]
+            else:
+                vals = []
+            for sname, sv in vals:
+                label = f"{escape(sname)}\\n {I.shape_str(sv)}"
+                s = self.model.add_node("saved", sname, label, f"{sname} {I.shape_str(sv)}", fillcolor=COLORS["saved"])
+                self.model.add_edge(i, s, SAVED, dir="none")
+                self.used.add("saved")
+
+    def add_named(self, pname, t, maker: int) -> None:
+        """A named non-leaf from ``params``, hanging by a dotted line off the node ``maker`` that made it."""
+        lines, attrs = [f"{escape(pname)}\\n {I.shape_str(t)}"], {"fillcolor": COLORS["intermediate"]}
+        _tensor_marks(t, lines, attrs, self.words, self.used)
+        text = f"{pname} {I.shape_str(t)} {self.words['named_text']}"
+        i = self.model.add_node("tensor", str(pname), "\\n".join(lines), text, **attrs)
+        self.tensor_node[id(t)] = i
+        self.model.add_edge(maker, i, ATTACH, style="dotted", arrowhead="none")
+        self.used.add("named")
+
+    def add_legend(self) -> None:
+        """The legend under the graph: an entry for each colour, border and line this drawing used."""
+        self.model.graph_attr.update(LEGEND_ATTR)
+        if self.lang != "en":
+            self.model.graph_attr["fontname"] = CJK_FONTNAME
+        self.model.graph_attr["label"] = legend_label(self.used, self.lang)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from .._lang import resolve_language
 from . import _inspect as I
 
 __all__ = ["explain", "Explanation", "REASONS"]
@@ -240,8 +241,6 @@ def explain(tensor, name: str | None = None, lang=None) -> Explanation:
     ValueError
         If ``lang`` is not None, ``"en"`` or ``"zh"``.
     """
-    from leafkit._lang import resolve_language
-
     lang = resolve_language(lang)
     if not I.is_tensor(tensor):
         raise TypeError(f"explain() expects a tensor, got {type(tensor).__name__}")

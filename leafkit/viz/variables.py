@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import html
 
+from .._lang import resolve_language
 from . import _inspect as I
+from . import _palette as P
 from ._graph import DEFAULT_MAX_NODES, SHARE, Model, collapse, to_digraph
 from ._render import display_bundle, render_svg
 from .dot import CJK_FONTNAME, COLORS, walk
@@ -20,12 +22,12 @@ from .dot import CJK_FONTNAME, COLORS, walk
 __all__ = ["draw", "VariablesDrawing"]
 
 NONLEAF_FILL = COLORS["output"]  # green: a tensor made by an op (torchviz's output colour)
-NONLEAF_BORDER = "#1b5e20"
-NONLEAF_BADGE = "#c62828"
+NONLEAF_BORDER = P.NONLEAF_BORDER
+NONLEAF_BADGE = P.NONLEAF_BADGE
 LEAF_FILL = COLORS["leaf"]
-NOGRAD_BORDER = "#9e9e9e"
-NEW_COLOR = "#ef6c00"
-FLIP_COLOR = "#d50000"
+NOGRAD_BORDER = P.NOGRAD_BORDER
+NEW_COLOR = P.NEW
+FLIP_COLOR = P.FLIP
 GRID_COLUMNS = 4
 
 GRAPH_ATTR = dict(
@@ -39,12 +41,27 @@ NODE_ATTR = dict(
     fillcolor=COLORS["backward"],
     margin="0.08,0.04",
 )
-EDGE_ATTR = dict(arrowsize="0.7", color="#555555", fontname="Helvetica")
-# two left-justified lines (\\l): short enough that browsers' fonts never overflow dot's estimate of its width
-LEGEND = (
-    "light blue: leaf    green: NON-LEAF (made by an op)    grey: backward node\\l"
-    "white, dashed: requires_grad=False    dashed edge: shares storage, no gradient\\l"
-)
+EDGE_ATTR = dict(arrowsize="0.7", color=P.EDGE, fontname="Helvetica")
+# two left-justified lines (\\l): short enough that browsers' fonts never overflow dot's estimate of its width;
+# the colours are named by the palette
+_LEGEND_COLOURS = {"leaf": P.LEAF, "output": P.OUTPUT, "backward": P.BACKWARD, "white": P.WHITE}
+_LEGEND = {
+    "en": (
+        "{leaf}: leaf    {output}: NON-LEAF (made by an op)    {backward}: backward node\\l"
+        "{white}, dashed: requires_grad=False    dashed edge: shares storage, no gradient\\l"
+    ),
+    "zh": (
+        "{leaf}：叶子张量    {output}：非叶子张量（由运算产生）    {backward}：反向节点（grad_fn）\\l"
+        "{white}虚线框：requires_grad=False    虚线箭头：共享存储，不传梯度\\l"
+    ),
+}
+
+
+def _legend(lang: str) -> str:
+    return _LEGEND[lang].format(**{k: c.word(lang) for k, c in _LEGEND_COLOURS.items()})
+
+
+LEGEND = _legend("en")
 
 #: The words of the variables view, per language (``draw(..., lang=...)``).  Identifiers
 #: (``is_leaf=True``, ``grad_fn=...``) are code and stay as they are in every language.
@@ -69,10 +86,7 @@ TEXT = {
         "text_nonleaf": "NON-LEAF",
     },
     "zh": {
-        "legend": (
-            "浅蓝：叶子张量    绿色：非叶子张量（由运算产生）    灰色：反向节点（grad_fn）\\l"
-            "白色虚线框：requires_grad=False    虚线箭头：共享存储，不传梯度\\l"
-        ),
+        "legend": _legend("zh"),
         "badge_leaf": "叶子张量",
         "badge_leaf_nograd": "叶子张量，不需要梯度",
         "badge_nonleaf": "非叶子张量",
@@ -174,7 +188,7 @@ def _collect(mapping, named):
 def _var_label(v: _Var, change, words=TEXT["en"]):
     """An HTML-like label: a header row (name + badge) and one row per field."""
     if v.is_leaf:
-        badge, badge_bg = (words["badge_leaf"], "#1565c0") if v.rg else (words["badge_leaf_nograd"], "#757575")
+        badge, badge_bg = (words["badge_leaf"], P.LEAF_BADGE) if v.rg else (words["badge_leaf_nograd"], P.NOGRAD_BADGE)
     else:
         badge, badge_bg = words["badge_nonleaf"], NONLEAF_BADGE
     rows = [
@@ -201,9 +215,9 @@ def _var_label(v: _Var, change, words=TEXT["en"]):
     if v.grad is not None:
         row(f"grad={v.grad}", bold=True)
     if v.retains:
-        row("retains_grad \u2713", color="#6a1b9a")
+        row("retains_grad \u2713", color=P.MARKED)
     if v.hooks:
-        row(words["hooks"].format(n=v.hooks), color="#6a1b9a")
+        row(words["hooks"].format(n=v.hooks), color=P.MARKED)
     if change and change.get("new"):
         row(words["new"], bold=True, color=NEW_COLOR)
     elif change and change.get("changed"):
@@ -395,8 +409,6 @@ def draw(mapping=None, /, previous=None, lang=None, **named_tensors) -> Variable
     Works on torch and leafkit tensors alike (only PyTorch's public autograd
     API is read).  The same program gives byte-identical DOT source.
     """
-    from leafkit._lang import resolve_language
-
     lang = resolve_language(lang)
     with I.gc_paused():
         return _draw(mapping, previous, named_tensors, lang)
@@ -405,10 +417,32 @@ def draw(mapping=None, /, previous=None, lang=None, **named_tensors) -> Variable
 def _draw(mapping, previous, named_tensors, lang="en"):
     words = TEXT[lang]
     prev = _prev_state(previous)
-    items = _collect(mapping, named_tensors)
+    vars_ = _variables(_collect(mapping, named_tensors))
+    changes, var_change, cur_states = _changes(vars_, prev)
+    d = _VariablesView(vars_, var_change, words, lang)
+    for v in vars_:
+        if v.rg:
+            d.add_var(v)
+    node_state = d.add_graph(prev["nodes"] if prev is not None else None, changes)
+    apart = [v for v in vars_ if not v.rg]
+    for v in apart:
+        d.add_var(v)
+    if apart:  # tensors that don't require grad, laid out in a grid inside their frame, in order
+        d.model.rows["nograd"] = [
+            [d.model.nodes[v.node] for v in apart[r : r + GRID_COLUMNS]] for r in range(0, len(apart), GRID_COLUMNS)
+        ]
+    d.add_shared_storage()
+    if prev is not None:
+        changes["gone_nodes"] = [s for s in prev["nodes"] if s not in node_state]
+        d.add_ghosts(changes["gone_variables"], changes["gone_nodes"], prev["nodes"])
+    dg = to_digraph(collapse(d.model, DEFAULT_MAX_NODES), text_title=words["text_title"])
+    return VariablesDrawing(dg, {"variables": cur_states, "nodes": node_state}, changes, lang)
+
+
+def _variables(items) -> list:
+    """One :class:`_Var` per tensor, in order; a tensor under several names is one variable with all of them."""
     vars_: list = []
     by_id: dict = {}
-    name_of: dict = {}
     for name, t in items:
         v = by_id.get(id(t))
         if v is not None:
@@ -418,10 +452,11 @@ def _draw(mapping, previous, named_tensors, lang="en"):
         v = _Var(name, t)
         by_id[id(t)] = v
         vars_.append(v)
-    for v in vars_:
-        name_of[id(v.t)] = v.name
+    return vars_
 
-    # changes versus previous
+
+def _changes(vars_, prev):
+    """``(changes, {id(var): its change}, {name: state})``: what changed since the ``previous`` drawing."""
     changes = {
         "added_variables": [],
         "gone_variables": [],
@@ -436,50 +471,62 @@ def _draw(mapping, previous, named_tensors, lang="en"):
         st = v.state()
         for n in v.names:
             cur_states[n] = st
-    if prev is not None:
-        pv = prev["variables"]
-        for v in vars_:
-            ch = {}
-            for n in v.names:
-                old = pv.get(n)
-                if old is None:
-                    ch["new"] = True
-                    changes["added_variables"].append(n)
-                    continue
-                st = cur_states[n]
-                if old.get("is_leaf") != st["is_leaf"]:
-                    ch["flipped"] = (old.get("is_leaf"), st["is_leaf"])
-                    changes["flipped"].append(n)
-                diff = [f for f in _VAR_FIELDS if f != "is_leaf" and old.get(f) != st[f]]
-                if diff:
-                    ch["changed"] = diff
-                    changes["changed"][n] = diff
-            if ch:
-                var_change[id(v)] = ch
-        changes["gone_variables"] = [n for n in pv if n not in cur_states]
+    if prev is None:
+        return changes, var_change, cur_states
+    pv = prev["variables"]
+    for v in vars_:
+        ch = {}
+        for n in v.names:
+            old = pv.get(n)
+            if old is None:
+                ch["new"] = True
+                changes["added_variables"].append(n)
+                continue
+            st = cur_states[n]
+            if old.get("is_leaf") != st["is_leaf"]:
+                ch["flipped"] = (old.get("is_leaf"), st["is_leaf"])
+                changes["flipped"].append(n)
+            diff = [f for f in _VAR_FIELDS if f != "is_leaf" and old.get(f) != st[f]]
+            if diff:
+                ch["changed"] = diff
+                changes["changed"][n] = diff
+        if ch:
+            var_change[id(v)] = ch
+    changes["gone_variables"] = [n for n in pv if n not in cur_states]
+    return changes, var_change, cur_states
 
-    model = Model(GRAPH_ATTR, NODE_ATTR, EDGE_ATTR)
-    model.lang = lang
-    model.graph_attr["label"] = words["legend"]
-    if lang != "en":  # fonts with CJK glyphs; the English source stays as it always was
-        for attrs in (model.graph_attr, model.node_attr, model.edge_attr):
-            attrs["fontname"] = CJK_FONTNAME
-    apart = [v for v in vars_ if not v.rg]
-    if apart:
-        model.clusters["nograd"] = dict(
-            label=words["nograd_cluster"],
-            style="dashed,rounded",
-            color=NOGRAD_BORDER,
-            fontcolor="#616161",
-            fontsize="10",
-            labeljust="l",
-        )
 
-    def add_var(v):
-        ch = var_change.get(id(v))
+class _VariablesView:
+    """The model of one variables-view drawing while it is built."""
+
+    def __init__(self, vars_, var_change, words, lang):
+        self.vars = vars_
+        self.by_id = {id(v.t): v for v in vars_}
+        self.name_of = {id(v.t): v.name for v in vars_}
+        self.var_change = var_change
+        self.words = words
+        self.model = model = Model(GRAPH_ATTR, NODE_ATTR, EDGE_ATTR)
+        model.lang = lang
+        model.graph_attr["label"] = words["legend"]
+        if lang != "en":  # fonts with CJK glyphs; the English source stays as it always was
+            for attrs in (model.graph_attr, model.node_attr, model.edge_attr):
+                attrs["fontname"] = CJK_FONTNAME
+        if any(not v.rg for v in vars_):
+            model.clusters["nograd"] = dict(
+                label=words["nograd_cluster"],
+                style="dashed,rounded",
+                color=NOGRAD_BORDER,
+                fontcolor=P.CLUSTER_INK,
+                fontsize="10",
+                labeljust="l",
+            )
+
+    def add_var(self, v) -> None:
+        """The box of a variable: light blue leaf, green non-leaf, or dashed white when it needs no grad."""
+        ch = self.var_change.get(id(v))
         attrs = {}
         if not v.rg:
-            attrs.update(fillcolor="white", style="filled,rounded,dashed", color=NOGRAD_BORDER)
+            attrs.update(fillcolor=P.WHITE.dot, style="filled,rounded,dashed", color=NOGRAD_BORDER)
         elif v.is_leaf:
             attrs.update(fillcolor=LEAF_FILL)
         else:
@@ -491,167 +538,125 @@ def _draw(mapping, previous, named_tensors, lang="en"):
                 attrs.update(color=FLIP_COLOR, penwidth="4")
             else:
                 attrs.update(color=NEW_COLOR, penwidth="3")
-        v.node = model.add_node(
+        v.node = self.model.add_node(
             "var",
             v.name,
-            _var_label(v, ch, words),
-            _var_text(v, words),
+            _var_label(v, ch, self.words),
+            _var_text(v, self.words),
             cluster=None if v.rg else "nograd",
             sig="var:" + v.name,
             **attrs,
         )
 
-    for v in vars_:
-        if v.rg:
-            add_var(v)
-
-    # the graph between variables
-    roots = [v.fn for v in vars_ if v.fn is not None]
-    order, children = walk(roots)
-
-    def leaf_name(t):
-        n = name_of.get(id(t))
+    def _leaf_name(self, t):
+        n = self.name_of.get(id(t))
         return n if n is not None else "unnamed" + I.shape_str(t)
 
-    sigs = _signatures(order, children, leaf_name)
-    prev_nodes = prev["nodes"] if prev is not None else None
-    made = {}  # (id(fn), output_nr) -> var node
-    for v in vars_:
-        if v.fn is not None:
-            made.setdefault((id(v.fn), v.output_nr), v.node)
-    fn_node = [0] * len(order)
-    unnamed: dict = {}
-    node_state = {}
-    for k, fn in enumerate(order):
-        is_new = prev_nodes is not None and sigs[k] not in prev_nodes
-        if I.is_accumulate_grad(fn):
-            var = fn.variable
-            v = by_id.get(id(var))
-            if v is not None and v.node >= 0:
-                fn_node[k] = v.node
-                continue
-            if id(var) in unnamed:
-                fn_node[k] = unnamed[id(var)]
-                continue
-            node_state[sigs[k]] = "leaf"
-            if is_new:
-                changes["added_nodes"].append(sigs[k])
-            label = (
-                f"{words['unnamed_leaf']}\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
-                f"\\nrequires_grad={bool(var.requires_grad)}"
-            )
-            attrs = dict(fillcolor=LEAF_FILL, fontsize="9", style="filled,rounded")
-            if is_new:
-                attrs.update(color=NEW_COLOR, penwidth="3")
-            i = model.add_node(
-                "leaf",
-                "unnamed leaf",
-                label,
-                f"{words['unnamed_leaf']} {I.shape_str(var)} device={I.device_str(var)}",
-                sig=sigs[k],
-                **attrs,
-            )
-            unnamed[id(var)] = i
-            fn_node[k] = i
-            continue
-        name = I.node_name(fn)
-        node_state[sigs[k]] = name
+    def add_graph(self, prev_nodes, changes) -> dict:
+        """The graph between the variables; returns ``{signature: node name}`` (the drawing's ``state["nodes"]``)."""
+        order, children = walk([v.fn for v in self.vars if v.fn is not None])
+        sigs = _signatures(order, children, self._leaf_name)
+        made = {}  # (id(fn), output_nr) -> var node
+        for v in self.vars:
+            if v.fn is not None:
+                made.setdefault((id(v.fn), v.output_nr), v.node)
+        fn_node = [0] * len(order)
+        unnamed: dict = {}
+        node_state = {}
+        for k, fn in enumerate(order):
+            is_new = prev_nodes is not None and sigs[k] not in prev_nodes
+            if I.is_accumulate_grad(fn):
+                fn_node[k] = self._add_leaf(fn.variable, sigs[k], is_new, unnamed, node_state, changes)
+            else:
+                fn_node[k] = self._add_backward_node(fn, sigs[k], is_new, node_state, changes)
+        for k, kids in enumerate(children):
+            for c, nr in kids:
+                if c is not None:
+                    self.model.add_edge(made.get((id(order[c]), nr), fn_node[c]), fn_node[k])
+        index = {id(fn): k for k, fn in enumerate(order)}
+        for v in self.vars:
+            if v.fn is not None:
+                src = fn_node[index[id(v.fn)]]
+                if made.get((id(v.fn), v.output_nr)) == v.node:
+                    self.model.add_edge(src, v.node, penwidth="1.5")
+                else:  # a second variable made by the same node output (e.g. an alias view)
+                    self.model.add_edge(src, v.node, style="dotted")
+        return node_state
+
+    def _add_leaf(self, var, sig, is_new, unnamed, node_state, changes) -> int:
+        """The variable box of a named leaf, or a small light blue box for an unnamed one (drawn once)."""
+        v = self.by_id.get(id(var))
+        if v is not None and v.node >= 0:
+            return v.node
+        if id(var) in unnamed:
+            return unnamed[id(var)]
+        words = self.words
+        node_state[sig] = "leaf"
         if is_new:
-            changes["added_nodes"].append(sigs[k])
+            changes["added_nodes"].append(sig)
+        label = (
+            f"{words['unnamed_leaf']}\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
+            f"\\nrequires_grad={bool(var.requires_grad)}"
+        )
+        attrs = dict(fillcolor=LEAF_FILL, fontsize="9", style="filled,rounded")
+        if is_new:
+            attrs.update(color=NEW_COLOR, penwidth="3")
+        text = f"{words['unnamed_leaf']} {I.shape_str(var)} device={I.device_str(var)}"
+        unnamed[id(var)] = i = self.model.add_node("leaf", "unnamed leaf", label, text, sig=sig, **attrs)
+        return i
+
+    def _add_backward_node(self, fn, sig, is_new, node_state, changes) -> int:
+        words = self.words
+        name = I.node_name(fn)
+        node_state[sig] = name
+        if is_new:
+            changes["added_nodes"].append(sig)
         freed = I.node_freed(fn)
         label = name + ("\\n" + words["freed"] if freed else "") + ("\\n" + words["new_node"] if is_new else "")
         attrs = {}
         if freed:
-            attrs.update(style="filled,rounded,dashed", fillcolor=COLORS["freed"], fontcolor="#777777")
+            attrs.update(style="filled,rounded,dashed", fillcolor=COLORS["freed"], fontcolor=P.FADED_INK)
         if is_new:
             attrs.update(color=NEW_COLOR, penwidth="3")
-        fn_node[k] = model.add_node(
-            "fn", name, label, name + (" " + words["freed"] if freed else ""), sig=sigs[k], **attrs
+        return self.model.add_node("fn", name, label, name + (" " + words["freed"] if freed else ""), sig=sig, **attrs)
+
+    def add_shared_storage(self) -> None:
+        """Dashed "shares storage" edges (``detach()``): memory is shared, no gradient flows along them."""
+        groups: dict = {}
+        for v in self.vars:
+            if v.ptr is not None:
+                groups.setdefault(v.ptr, []).append(v)
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            src = next((m for m in members if m.rg), members[0])
+            for m in members:
+                if m is src or m.rg:
+                    continue
+                self.model.add_edge(
+                    src.node,
+                    m.node,
+                    SHARE,
+                    style="dashed",
+                    color=P.SHARE,
+                    fontcolor=P.SHARE,
+                    fontsize="9",
+                    arrowhead="empty",
+                    label=self.words["share_edge"],
+                )
+
+    def add_ghosts(self, gone_vars, gone_nodes, prev_nodes) -> None:
+        """Dotted ghosts, in a "gone since the previous drawing" frame, of what the previous drawing had."""
+        if not gone_vars and not gone_nodes:
+            return
+        words = self.words
+        self.model.clusters["gone"] = dict(
+            label=words["gone_cluster"], style="dotted", color=P.GHOST, fontcolor=P.GHOST_INK, fontsize="10"
         )
-    for k, kids in enumerate(children):
-        for c, nr in kids:
-            if c is None:
-                continue
-            src = made.get((id(order[c]), nr), fn_node[c])
-            model.add_edge(src, fn_node[k])
-    index = {id(fn): k for k, fn in enumerate(order)}
-    for v in vars_:
-        if v.fn is not None:
-            src = fn_node[index[id(v.fn)]]
-            if made.get((id(v.fn), v.output_nr)) == v.node:
-                model.add_edge(src, v.node, penwidth="1.5")
-            else:  # a second variable made by the same node output (e.g. an alias view)
-                model.add_edge(src, v.node, style="dotted")
-
-    for v in apart:
-        add_var(v)
-    # tensors that don't require grad, laid out in a grid inside their frame, in order
-    if apart:
-        model.rows["nograd"] = [
-            [model.nodes[v.node] for v in apart[r : r + GRID_COLUMNS]] for r in range(0, len(apart), GRID_COLUMNS)
-        ]
-
-    # dashed "shares storage" edges (detach): no gradient flows along them
-    groups: dict = {}
-    for v in vars_:
-        if v.ptr is not None:
-            groups.setdefault(v.ptr, []).append(v)
-    for members in groups.values():
-        if len(members) < 2:
-            continue
-        src = next((m for m in members if m.rg), members[0])
-        for m in members:
-            if m is src or m.rg:
-                continue
-            model.add_edge(
-                src.node,
-                m.node,
-                SHARE,
-                style="dashed",
-                color="#1565c0",
-                fontcolor="#1565c0",
-                fontsize="9",
-                arrowhead="empty",
-                label=words["share_edge"],
-            )
-
-    # ghosts of what is gone since the previous drawing
-    if prev is not None:
-        gone_vars = changes["gone_variables"]
-        gone_nodes = [s for s in prev["nodes"] if s not in node_state]
-        changes["gone_nodes"] = gone_nodes
-        if gone_vars or gone_nodes:
-            model.clusters["gone"] = dict(
-                label=words["gone_cluster"], style="dotted", color="#9e9e9e", fontcolor="#757575", fontsize="10"
-            )
-            for n in gone_vars:
-                model.add_node(
-                    "ghost",
-                    n,
-                    f"{n}\\n{words['gone']}",
-                    f"{n} {words['gone']}",
-                    cluster="gone",
-                    style="dotted,rounded",
-                    fillcolor="white",
-                    fontcolor="#9e9e9e",
-                    color="#9e9e9e",
-                )
-            for s in gone_nodes:
-                nm = prev["nodes"][s]
-                label = words["unnamed_leaf"] if nm == "leaf" else nm
-                model.add_node(
-                    "ghost",
-                    nm,
-                    f"{label}\\n{words['gone']}",
-                    f"{label} {words['gone']}",
-                    cluster="gone",
-                    style="dotted,rounded",
-                    fillcolor="white",
-                    fontcolor="#9e9e9e",
-                    color="#9e9e9e",
-                )
-
-    model = collapse(model, DEFAULT_MAX_NODES)
-    dg = to_digraph(model, text_title=words["text_title"])
-    state = {"variables": cur_states, "nodes": node_state}
-    return VariablesDrawing(dg, state, changes, lang)
+        ghost = dict(cluster="gone", style="dotted,rounded", fillcolor=P.WHITE.dot, fontcolor=P.GHOST, color=P.GHOST)
+        for n in gone_vars:
+            self.model.add_node("ghost", n, f"{n}\\n{words['gone']}", f"{n} {words['gone']}", **ghost)
+        for s in gone_nodes:
+            nm = prev_nodes[s]
+            label = words["unnamed_leaf"] if nm == "leaf" else nm
+            self.model.add_node("ghost", nm, f"{label}\\n{words['gone']}", f"{label} {words['gone']}", **ghost)

@@ -24,18 +24,25 @@ explorer takes ``lang="en"`` or ``"zh"`` (简体中文); the default follows
 the browser test, ``bench/widgets.py`` and the README's screenshot table read
 it.  A new explorer (say ``BackwardStepper``) is its own module plus one line there:
 
-1. ``leafkit/widgets/backward_stepper.py``: a subclass of
-   :class:`~leafkit.widgets._view.Explorer` with ``TEXT`` (``"en"`` and ``"zh"``:
-   ``title``, ``subtitle``, ``summary`` and its own words), ``css_class``,
-   ``TOUR`` (a walk through its controls), ``EXAMPLE`` when it needs arguments
-   (a notebook cell that builds a graph and ends with ``BackwardStepper(loss)``),
-   ``_controls()`` and ``_update()``;
+1. ``leafkit/widgets/backward_stepper.py`` (or a package, as the stepper is): a
+   subclass of :class:`~leafkit.widgets._explorer.Explorer` with ``TEXT`` (``"en"``
+   and ``"zh"``: ``title``, ``subtitle``, ``summary`` and its own words),
+   ``css_class``, ``TOUR`` (a walk through its controls), ``EXAMPLE`` when it needs
+   arguments (a notebook cell that builds a graph and ends with
+   ``BackwardStepper(loss)``), ``DEMO`` (a cell as a lesson writes it),
+   ``_controls()``, ``_update()`` and ``oracle(torch)``;
 2. ``("backward_stepper", "BackwardStepper")`` in :data:`REGISTRY`.
 
 Then ``python scripts/readme_explorers.py`` adds its README row (a test fails
-until it does), the browser test with ``LEAFKIT_UPDATE_DOCS=1`` its screenshots,
-and its own tests add an oracle to ``tests/widgets/test_explorer_properties.py``
-(the suite asks for one).
+until it does) and the browser test with ``LEAFKIT_UPDATE_DOCS=1`` its screenshots.
+The tests read everything else from the class: the property test calls its
+:meth:`~leafkit.widgets._explorer.Explorer.oracle` (its check against real
+PyTorch), the browser test builds its ``EXAMPLE`` and its ``DEMO`` and walks its
+``TOUR``.  See ARCHITECTURE.md, "A new explorer".
+
+The explorers load on first use (``leafkit.widgets.LeafExplorer``, or
+``from leafkit.widgets import *``): importing ``leafkit.widgets`` alone imports
+no ipywidgets.
 """
 
 from ._registry import ExplorerEntry, entries  # noqa: F401 - ExplorerEntry is public (a new explorer's entry)
@@ -53,8 +60,17 @@ REGISTRY = (
 #: :class:`ExplorerEntry` per registered explorer (``.name``, ``.cls``, ``.slug``, ``.css_class``, ``.summary()``).
 EXPLORERS = entries(REGISTRY)
 
-for _entry in EXPLORERS:
-    globals()[_entry.name] = _entry.cls
-del _entry
-
 __all__ = [e.name for e in EXPLORERS]
+
+
+def __getattr__(name):
+    """An explorer class, imported (with ipywidgets) the first time it is asked for."""
+    for e in EXPLORERS:
+        if e.name == name:
+            globals()[name] = e.cls
+            return e.cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

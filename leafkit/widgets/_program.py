@@ -13,6 +13,8 @@ import io
 import warnings
 from dataclasses import dataclass, field
 
+import leafkit
+
 __all__ = [
     "Outcome",
     "Run",
@@ -103,10 +105,8 @@ def run_program(statements, torch_module=None, namespace=None, after_each=None) 
         The namespace and one :class:`Outcome` per executed statement.  The
         run stops at the first statement that raises.
     """
-    if torch_module is None:
-        import leafkit as torch_module
     ns = {} if namespace is None else namespace
-    ns.setdefault("torch", torch_module)
+    ns.setdefault("torch", leafkit if torch_module is None else torch_module)
     outcomes = []
     for i, code in enumerate(statements):
         out = Outcome(code)
@@ -135,8 +135,6 @@ def error_text(exc: BaseException) -> str:
 
 def _simulated() -> bool:
     try:
-        import leafkit
-
         return leafkit.cuda.backend() == "simulated"
     except Exception:
         return False

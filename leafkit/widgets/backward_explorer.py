@@ -18,8 +18,13 @@ from __future__ import annotations
 
 import ipywidgets as W
 
+from leafkit.viz import draw
+
+from ._controls import Control
+from ._explorer import Explorer
+from ._html import bool_html, code_html, esc, message_html, mono, none_html, printed_html, table_html
+from ._oracle import expect, grad_of, run_torch
 from ._program import error_text, format_value, grad_value, run_program
-from ._view import MONO, MUTED, Control, Explorer, bool_html, code_html, esc, message_html, mono, table_html
 
 __all__ = ["BackwardExplorer", "SETUP", "NAMES", "INTERMEDIATES", "hook_statement", "backward_statement"]
 
@@ -166,9 +171,15 @@ def _join(names, lang: str = "en") -> str:
     return names[0] if len(names) == 1 else words["join_comma"].join(names[:-1]) + words["join_and"] + names[-1]
 
 
-def hook_statement(name: str) -> str:
-    """The line that registers the explorer's printing hook on ``name``."""
-    return f'handle = {name}.register_hook(lambda grad: print("hook on {name} saw", grad))'
+#: What the printing hook prints before the gradient, per language (a lesson's own ``print`` is in
+#: the lesson's language too).
+HOOK_PRINT = {"en": "hook on {name} saw", "zh": "{name} 上的钩子拿到"}
+
+
+def hook_statement(name: str, lang: str = "en") -> str:
+    """The line that registers the explorer's printing hook on ``name`` (its ``print`` in ``lang``)."""
+    said = HOOK_PRINT[lang].format(name=name)
+    return f'handle = {name}.register_hook(lambda grad: print("{said}", grad))'
 
 
 def backward_statement(retain_graph: bool) -> str:
@@ -240,6 +251,7 @@ class BackwardExplorer(Explorer):
         ("backward", None),
         ("retain:z", False),
     )
+    DEMO = "BackwardExplorer(retain_grad=['z'], retain_graph=True)"
     css_class = "lk-backward-explorer"
 
     def __init__(self, retain_grad=(), hook=None, retain_graph=False, zoom=1.0, lang=None):
@@ -319,7 +331,7 @@ class BackwardExplorer(Explorer):
         self.actions = [f"{n}.retain_grad()" for n in INTERMEDIATES if self.retain[n].value]
         self._hook_active = None
         if self.hook_on.value != NO_HOOK:
-            self.actions.append(hook_statement(self.hook_on.value))
+            self.actions.append(hook_statement(self.hook_on.value, self.lang))
             self._hook_active = self.hook_on.value
 
     def _on_retain(self, name, value):
@@ -342,7 +354,7 @@ class BackwardExplorer(Explorer):
             self.actions.append("handle.remove()")
             self._hook_active = None
         if new != NO_HOOK:
-            self.actions.append(hook_statement(new))
+            self.actions.append(hook_statement(new, self.lang))
             self._hook_active = new
         self.failed = None
         self._update()
@@ -444,8 +456,6 @@ class BackwardExplorer(Explorer):
         self._render_printed()
         sentence, notes = self._explain(ns)
         self._set_explanation(sentence, notes)
-        from leafkit.viz import draw
-
         drawing = draw({n: ns[n] for n in NAMES}, previous=self._previous, lang=self.lang)
         self._previous = drawing
         freed = any(getattr(fn, "_released", False) for fn in self._nodes(ns["t"]))
@@ -494,7 +504,7 @@ class BackwardExplorer(Explorer):
             def gcell(v, warn):
                 if v is not None:
                     return f"<b>{mono(v)}</b>"
-                return '<span style="color:#57606a">None</span>' + (
+                return none_html() + (
                     f' <span title="{esc(self._t("warn_tip"))}" style="color:#ed6c02">\u26a0</span>' if warn else ""
                 )
 
@@ -512,7 +522,7 @@ class BackwardExplorer(Explorer):
             )
         self.table_view.value = table_html(cols, cells, title=self._t("table"))
         if self.grad_warnings:
-            names = ", ".join(f"{n}.grad" for n in self.grad_warnings)
+            names = self._t("join_comma").join(f"{n}.grad" for n in self.grad_warnings)
             text = next(iter(self.grad_warnings.values()))
             self.warning_view.value = message_html(
                 "warning", self._t("warn_title", names=names), "UserWarning: " + text, mono=True
@@ -521,16 +531,7 @@ class BackwardExplorer(Explorer):
             self.warning_view.value = ""
 
     def _render_printed(self) -> None:
-        if not self.printed:
-            self.output_view.value = ""
-            return
-        self.output_view.value = (
-            f'<div style="font-size:12px;color:{MUTED};font-weight:600;text-transform:uppercase;'
-            f'letter-spacing:.04em;margin:6px 0 3px 0">{esc(self._t("printed"))}</div>'
-            f'<pre class="lk-printed-text" style="margin:0;padding:6px 10px;background:#fbfbfb;'
-            f'border:1px solid #e1e4e8;border-radius:6px;font-family:{MONO};font-size:12.5px">'
-            f"{esc(self.printed.rstrip())}</pre>"
-        )
+        self.output_view.value = printed_html(self._t("printed"), self.printed)
 
     def _explain(self, ns):
         t = self._t
@@ -582,3 +583,25 @@ class BackwardExplorer(Explorer):
             if a.startswith("t.backward("):
                 count += 1
         return 0
+
+    def oracle(self, torch) -> None:
+        """Every ``.grad`` after every pass, ``retains_grad``, what the hooks printed and the error of a failed
+        statement are PyTorch's for the program shown (see :meth:`Explorer.oracle`)."""
+        history = []
+
+        def snap(i, ns):
+            if self.program[i].startswith("t.backward("):
+                history.append({n: grad_of(ns[n]) for n in NAMES})
+
+        ns, printed, err = run_torch(self.program, torch, snap)
+        expect(err is None, (self.program, err))
+        for r in self.rows:
+            t = ns[r["variable"]]
+            expect(r["is_leaf"] == bool(t.is_leaf), r)
+            expect(r["retains_grad"] == (bool(t.retains_grad) and not t.is_leaf), r)
+            expect(r["grad"] == grad_of(t), (self.program, r))
+            expect(r["grad_history"] == [h[r["variable"]] for h in history], (self.program, r))
+        expect(self.printed == printed, (self.printed, printed))
+        if self.failed:
+            _, _, err = run_torch(list(self.program) + [self.failed[0]], torch)
+            expect(err == self.failed[1], (self.program, self.failed))

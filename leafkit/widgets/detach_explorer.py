@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import ipywidgets as W
 
+from leafkit.viz import _palette as P
+from leafkit.viz import draw
+
+from ._controls import Control
+from ._explorer import Explorer
+from ._html import MUTED, bool_html, code_html, esc, mono, none_html, table_html
+from ._oracle import expect, fn_name, grad_of, run_torch
 from ._program import error_text, format_value, grad_value, node_name, run_program
-from ._view import MUTED, Control, Explorer, bool_html, code_html, esc, mono, table_html
 
 __all__ = ["DetachExplorer", "SETUP", "ACTIONS"]
 
@@ -185,6 +191,7 @@ class DetachExplorer(Explorer):
         ("y.add_(1)", None),
         ("z.backward()", None),
     )
+    DEMO = "DetachExplorer(actions=['y.add_(1)'])"
     css_class = "lk-detach-explorer"
 
     def __init__(self, actions=(), zoom=1.0, lang=None):
@@ -339,7 +346,7 @@ class DetachExplorer(Explorer):
             self.rows.append(row)
             shared = name != "z" and self.info["same_data_ptr"]
             ptr = mono(hex(row["data_ptr"])) + (
-                f' <span style="color:#1565c0;font-size:11.5px">{esc(self._t("shared"))}</span>' if shared else ""
+                f' <span style="color:{P.SHARE};font-size:11.5px">{esc(self._t("shared"))}</span>' if shared else ""
             )
             cells.append(
                 [
@@ -347,10 +354,10 @@ class DetachExplorer(Explorer):
                     mono(row["value"]),
                     bool_html(row["is_leaf"], strong_false=True),
                     bool_html(row["requires_grad"]),
-                    mono(row["grad_fn"]) if row["grad_fn"] else '<span style="color:#57606a">None</span>',
+                    mono(row["grad_fn"]) if row["grad_fn"] else none_html(),
                     ptr,
                     f"<b>{row['version']}</b>",
-                    mono(row["grad"]) if row["grad"] else '<span style="color:#57606a">None</span>',
+                    mono(row["grad"]) if row["grad"] else none_html(),
                 ]
             )
         table = table_html(self._t("columns"), cells, title=self._t("table"), compact=True)
@@ -378,8 +385,6 @@ class DetachExplorer(Explorer):
             self._set_message(None)
         sentence, notes = self._explain(saved_version)
         self._set_explanation(sentence, notes)
-        from leafkit.viz import draw
-
         tensors = {"x": x, "y": y}
         if z is not None:
             tensors["z"] = z
@@ -419,3 +424,27 @@ class DetachExplorer(Explorer):
                 n=n,
             ), []
         return t("click"), []
+
+    def oracle(self, torch) -> None:
+        """Values, ``is_leaf``, ``requires_grad``, ``grad_fn``, versions, shared storage and ``.grad`` of x, y and z
+        are PyTorch's; a failed statement fails there with the same error (see :meth:`Explorer.oracle`)."""
+        ns, _, err = run_torch(self.program, torch)
+        expect(err is None, (self.program, err))
+        rows = {r["variable"]: r for r in self.rows}
+        expect(set(rows) == {n for n in ("x", "y", "z") if n in ns}, (set(rows), self.program))
+        for n, r in rows.items():
+            t = ns[n]
+            shown = (r["value"], r["is_leaf"], r["requires_grad"], r["grad_fn"], r["version"])
+            theirs = (repr(t.detach()), bool(t.is_leaf), bool(t.requires_grad), fn_name(t), int(t._version))
+            expect(shown == theirs, (self.program, n, shown, theirs))
+            if t.is_leaf:
+                expect(r["grad"] == grad_of(t), (self.program, n))
+        same = ns["x"].data_ptr() == ns["y"].data_ptr()
+        expect((rows["x"]["data_ptr"] == rows["y"]["data_ptr"]) == same, self.program)
+        if self.failed:
+            _, _, their = run_torch(list(self.program) + [self.failed[0]], torch)
+            expect(their is not None and their.split(":")[0] == self.failed[1].split(":")[0], (self.program, their))
+            ours, their = self.failed[1].split(": ", 1)[1], their.split(": ", 1)[1]
+            key = "modified by an inplace operation"
+            expect((key in ours) == (key in their), (ours, their))
+            expect(ours[:40] == their[:40], (ours, their))

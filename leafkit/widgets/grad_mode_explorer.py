@@ -13,9 +13,13 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 
 from leafkit._lang import resolve_language
+from leafkit.viz import draw
 
+from ._controls import Control
+from ._explorer import Explorer
+from ._html import MUTED, bool_html, code_html, esc, mono, none_html, table_html
+from ._oracle import expect, fn_name, grad_of, run_torch, statements
 from ._program import error_text, facts, format_value, grad_value, run_program
-from ._view import Control, Explorer, bool_html, code_html, esc, mono, table_html
 
 __all__ = ["GradModeExplorer", "OPERATORS", "grad_mode_program", "run_grad_mode", "explain_grad_mode", "GradModeResult"]
 
@@ -282,6 +286,7 @@ class GradModeExplorer(Explorer):
         ("x_requires_grad", False),
         ("x_requires_grad", True),
     )
+    DEMO = "GradModeExplorer(op='+')"
     css_class = "lk-grad-mode-explorer"
 
     def __init__(self, x_requires_grad=True, y_requires_grad=False, op="*", no_grad=False, zoom=1.0, lang=None):
@@ -350,8 +355,6 @@ class GradModeExplorer(Explorer):
 
     def _update(self) -> None:
         st = self.state
-        from leafkit.viz import draw
-
         forward_drawing = []
         res = run_grad_mode(
             st["x_requires_grad"],
@@ -383,23 +386,19 @@ class GradModeExplorer(Explorer):
             grad = res.grads.get(k) if k != "z" else None
             row = {"variable": k, **f, "grad": grad}
             self.rows.append(row)
-            grad_cell = (
-                "\u2014"
-                if k == "z"
-                else (mono(grad) if grad is not None else '<span style="color:#57606a">None</span>')
-            )
+            grad_cell = "\u2014" if k == "z" else (mono(grad) if grad is not None else none_html())
             cells.append(
                 [
                     f"<b>{k}</b>",
                     bool_html(f["is_leaf"], strong_false=True),
                     bool_html(f["requires_grad"]),
-                    mono(f["grad_fn"]) if f["grad_fn"] else '<span style="color:#57606a">None</span>',
+                    mono(f["grad_fn"]) if f["grad_fn"] else none_html(),
                     grad_cell,
                 ]
             )
         inside = self._t("inside_no_grad") if res.no_grad else self._t("where_z")
         self.table_view.value = table_html(self._t("columns"), cells, title=self._t("table"), highlight={2}) + (
-            f'<div style="font-size:12.5px;color:#57606a;margin:-2px 0 4px 2px">'
+            f'<div style="font-size:12.5px;color:{MUTED};margin:-2px 0 4px 2px">'
             f"{esc(self._t('enabled', where=inside))}{bool_html(res.grad_enabled_inside, strong_false=True)}</div>"
         )
         if res.backward_error:
@@ -411,3 +410,19 @@ class GradModeExplorer(Explorer):
         drawing = forward_drawing[0]
         self._previous = drawing
         self._show_drawing(drawing, caption=self._t("caption"))
+
+    def oracle(self, torch) -> None:
+        """``is_leaf``, ``requires_grad`` and ``grad_fn`` of x, y and z, what ``z.backward()`` raises and the
+        gradients it leaves are PyTorch's (see :meth:`Explorer.oracle`)."""
+        stmts = statements(self.code)
+        ns, _, err = run_torch(stmts[:-1], torch)
+        expect(err is None, (self.code, err))
+        rows = {r["variable"]: r for r in self.rows}
+        for k in "xyz":
+            t = ns[k]
+            shown = (rows[k]["is_leaf"], rows[k]["requires_grad"], rows[k]["grad_fn"])
+            expect(shown == (bool(t.is_leaf), bool(t.requires_grad), fn_name(t)), (self.code, k))
+        _, _, err = run_torch([stmts[-1]], torch, namespace=ns)  # z.backward(), after the forward lines
+        expect(self.result.backward_error == err, self.code)
+        for k in "xy":
+            expect(rows[k]["grad"] == grad_of(ns[k]), (self.code, k))

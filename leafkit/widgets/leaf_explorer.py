@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 
 from leafkit._lang import resolve_language
+from leafkit.viz import draw
 
+from ._controls import Control
+from ._explorer import Explorer
+from ._html import bool_html, code_html, device_text, esc, mono, none_html, table_html
+from ._oracle import as_torch, expect, fn_name, run_torch, statements
 from ._program import error_text, facts, run_program
-from ._view import Control, Explorer, bool_html, code_html, esc, mono, table_html
 
 __all__ = [
     "LeafExplorer",
@@ -419,8 +423,8 @@ def _row_cells(r, lang="en"):
         mono(r["code"]) + same,
         bool_html(r["is_leaf"], strong_false=True),
         bool_html(r["requires_grad"]),
-        mono(r["grad_fn"]) if r["grad_fn"] else '<span style="color:#57606a">None</span>',
-        esc(r["device"]),
+        mono(r["grad_fn"]) if r["grad_fn"] else none_html(),
+        esc(device_text(r["device"], lang)),
     ]
 
 
@@ -484,6 +488,7 @@ class LeafExplorer(Explorer):
         ("step2", "clone()"),
         ("step1", "+ 2"),
     )
+    DEMO = "LeafExplorer(False, ['clone()'])"
     css_class = "lk-leaf-explorer"
     show_device = True
 
@@ -609,11 +614,29 @@ class LeafExplorer(Explorer):
     _prev_rows = None
 
     def _draw(self, res: ChainResult) -> None:
-        from leafkit.viz import draw
-
         tensors = {}
         for var, t in res.tensors.items():
             tensors[var] = t
         drawing = draw(tensors, previous=self._previous, lang=self.lang)
         self._previous = drawing
         self._show_drawing(drawing, caption=self._t("caption"))
+
+    def oracle(self, torch) -> None:
+        """Every row (``is_leaf``, ``requires_grad``, ``grad_fn`` after each step) and the error are PyTorch's;
+        the one-line program shown ends in the same tensor (see :meth:`Explorer.oracle`)."""
+        prog = [as_torch(stmt) for _, stmt in self.result.program]
+        snaps = []
+
+        def snap(i, ns):
+            t = ns[self.result.program[i][0]]
+            snaps.append((bool(t.is_leaf), bool(t.requires_grad), fn_name(t)))
+
+        _, _, err = run_torch(prog, torch, snap)
+        expect([(r["is_leaf"], r["requires_grad"], r["grad_fn"]) for r in self.rows] == snaps, self.code)
+        same_error = (self.result.error is None) == (err is None) and (err is None or self.result.error == err)
+        expect(same_error, (self.code, err))
+        if err is None:  # the one-line program shown ends in the same tensor
+            ns, _, err1 = run_torch(statements(as_torch(self.code)), torch)
+            expect(err1 is None, (self.code, err1))
+            t = ns[self.name]
+            expect((bool(t.is_leaf), bool(t.requires_grad), fn_name(t)) == snaps[-1], self.code)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ._view import FONT, MUTED, Control, DrawingPane, Explorer, esc, message_html, mono, rich
+from leafkit.viz import draw
+
+from ._controls import Control
+from ._drawing import DrawingPane
+from ._explorer import Explorer
+from ._html import FONT, GREEN, MUTED, RED, caption_html, device_text, esc, message_html, mono, rich
+from ._oracle import as_torch, expect, fn_name, run_torch
 from .leaf_explorer import _step_list, chain_code, explain_chain, run_chain
 
 __all__ = ["LeafQuiz", "QUESTIONS", "UNANSWERED"]
@@ -166,6 +172,7 @@ class LeafQuiz(Explorer):
         ("answer:k:requires_grad", "True"),
         ("check", None),
     )
+    DEMO = "LeafQuiz()"
     css_class = "lk-leaf-quiz"
     show_device = True
 
@@ -190,10 +197,7 @@ class LeafQuiz(Explorer):
         self.miss_drawings = {}
         self.answers = {}
         self._zoom = zoom
-        header = W.HTML(
-            f'<div style="font-family:{FONT};font-size:12px;color:{MUTED};font-weight:600;'
-            f'text-transform:uppercase;letter-spacing:.04em">{esc(self._t("header"))}</div>'
-        )
+        header = W.HTML(caption_html(self._t("header"), margin="0"))
         mono_css = "font-family:var(--jp-code-font-family, monospace);font-size:12.5px"
         cells = [W.HTML(""), W.HTML("")] + [
             W.HTML(f'<div style="{mono_css};color:{MUTED};font-weight:600">{f}</div>') for f in FIELDS
@@ -316,8 +320,6 @@ class LeafQuiz(Explorer):
 
         Rows with a ``?`` left are neither run nor revealed.
         """
-        from leafkit.viz import draw
-
         self._clear_results()
         preds = self.predictions()
         names = [n for n, _, _ in self.questions]
@@ -344,9 +346,9 @@ class LeafQuiz(Explorer):
                 else:
                     wrong.append((field, preds[n][field], actual))
             if not wrong:
-                self.marks[n].value = '<span style="color:#2e7d32;font-weight:700;font-size:15px">\u2714</span>'
+                self.marks[n].value = f'<span style="color:{GREEN};font-weight:700;font-size:15px">\u2714</span>'
                 continue
-            self.marks[n].value = '<span style="color:#c62828;font-weight:700;font-size:15px">\u2716</span>'
+            self.marks[n].value = f'<span style="color:{RED};font-weight:700;font-size:15px">\u2716</span>'
             sentence, notes = explain_chain(res, one_line=True, lang=self.lang)
             for field, p, a in wrong:
                 self.misses.append(
@@ -358,14 +360,14 @@ class LeafQuiz(Explorer):
             said = self._t("said_sep").join(
                 self._t("said", field=f"{n}.{f}", predicted=esc(p), actual=esc(a)) for f, p, a in wrong
             )
-            fn = final["grad_fn"]
+            fn, device = final["grad_fn"], device_text(final["device"], self.lang)
             cards.append(
                 f'<div class="lk-miss" style="display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start;'
                 f'border:1px solid #f1c8c8;border-radius:6px;padding:8px 10px;margin:8px 0;background:#fffafa">'
                 f'<div style="flex:1 1 420px;min-width:300px;font-family:{FONT};font-size:13.5px;line-height:1.5">'
                 f"<div>{mono(self.codes[n])}</div>"
                 f'<div style="margin:3px 0;color:#b71c1c">\u2716 {said}</div>'
-                f'<div style="font-size:12.5px;color:{MUTED}">grad_fn={esc(fn)}, device={esc(final["device"])}</div>'
+                f'<div style="font-size:12.5px;color:{MUTED}">grad_fn={esc(fn)}, device={esc(device)}</div>'
                 f'<div style="margin-top:4px">{rich(sentence)}</div>'
                 + "".join(f'<div style="font-size:12.5px;color:{MUTED}">{rich(x)}</div>' for x in notes)
                 + f'</div><div style="flex:0 1 auto;max-width:100%">{pane.view.value}</div></div>'
@@ -412,3 +414,19 @@ class LeafQuiz(Explorer):
             b.value = UNANSWERED
         self._clear_results()
         self._set_message(None)
+
+    def oracle(self, torch) -> None:
+        """The checked rows are PyTorch's, and nothing is revealed about a row the learner left unanswered
+        (see :meth:`Explorer.oracle`)."""
+        expect([r["variable"] for r in self.rows] == list(self.checked), (self.rows, self.checked))
+        for r in self.rows:
+            ns, _, err = run_torch([as_torch(self.codes[r["variable"]])], torch)
+            expect(err is None, (r, err))
+            t = ns[r["variable"]]
+            shown = (r["is_leaf"], r["requires_grad"], r["grad_fn"])
+            expect(shown == (bool(t.is_leaf), bool(t.requires_grad), fn_name(t)), r)
+        for n, p in self.predictions().items():
+            if n not in self.checked:
+                expect(self.marks[n].value == "" and self.codes[n] not in self.feedback_view.value, n)
+            if self.score is not None:
+                expect((n in self.checked) == (UNANSWERED not in p.values()), (n, p))

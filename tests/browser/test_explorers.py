@@ -2,7 +2,7 @@
 
 For each explorer and language a small notebook is written to a scratch folder
 inside the server root (never into lessons/), opened and run: it builds the
-explorer's example (``example_code()``), the Chinese one after
+explorer's example (``example_code(lang)``), the Chinese one after
 ``leafkit.set_language("zh")`` as the Chinese lessons do (the quiz test at 1280 px
 builds its Chinese quiz with ``lang="zh"`` instead); then the
 explorer's tour is clicked through like a learner would (explorer_driver.py), and
@@ -52,7 +52,7 @@ def _open(lab, scratch_dir, entry, lang, width=1400):
     lab.page.set_viewport_size({"width": width, "height": 2000})
     cells = ([ZH_FIRST] if lang == "zh" else []) + [
         f"import leafkit as torch\nfrom leafkit.widgets import {entry.name}",
-        entry.cls.example_code(),
+        entry.cls.example_code(lang),
     ]
     lab.open_notebook(write_notebook(scratch_dir / f"{entry.slug}_{lang}.ipynb", cells))
     drv.hide_left_sidebar(lab)
@@ -128,16 +128,12 @@ def test_quiz_rows_line_up_at_1280px(lab, scratch_dir, lang):
 
 def test_exercise_all_drives_a_lesson_like_notebook(lab, scratch_dir):
     """What the lessons' browser test uses: every explorer of a notebook, built with arguments the
-    driver does not know and in the package's language (here Chinese), is walked without a traceback."""
+    driver does not know (each explorer's ``DEMO``, a cell as a lesson writes it) and in the package's
+    language (here Chinese), is walked without a traceback."""
     cells = [
         "import leafkit\nleafkit.set_language('zh')",
-        "from leafkit.widgets import *",
-        "LeafExplorer(False, ['clone()'])",
-        "GradModeExplorer(op='+')",
-        "BackwardExplorer(retain_grad=['z'], retain_graph=True)",
-        "DetachExplorer(actions=['y.add_(1)'])",
-        "LeafQuiz()",
-        "a = leafkit.tensor([1.0, 2.0], requires_grad=True)\nBackwardStepper((a * a + a).sum(), retain_graph=True)",
+        "import leafkit as torch\nfrom leafkit.widgets import *",
+        *(entry.cls.demo_code() for entry in EXPLORERS),
     ]
     lab.page.set_viewport_size({"width": 1400, "height": 2000})
     lab.open_notebook(write_notebook(scratch_dir / "lesson_like.ipynb", cells))
@@ -149,4 +145,56 @@ def test_exercise_all_drives_a_lesson_like_notebook(lab, scratch_dir):
     assert all(drv.lang_of(root) == "zh" for _, root in found)
     done = drv.exercise_all(lab)
     assert len(done) == len(EXPLORERS) and all(done.values()), done
+    drv.assert_no_traceback(lab)
+
+
+STEPPER_CELLS = [
+    "import leafkit as torch\nfrom leafkit.widgets import BackwardStepper",
+    "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\ny = x * 2\ny.retain_grad()\n"
+    "loss = (y * y + y).sum()\nBackwardStepper(loss)",
+    "def f(x):\n    return torch.stack([x[0] * x[1], x[1] + x[2], x[0] ** 2])\n\n\n"
+    "v = torch.tensor([1.0, 10.0, 100.0])\nx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+    "y = f(x)\nBackwardStepper(y, gradient=v)",
+]
+_BOXES = """root => {
+  const r = root.getBoundingClientRect();
+  const box = s => { const e = root.querySelector(s); if (!e) return null; const b = e.getBoundingClientRect();
+    return {top: b.top - r.top, bottom: b.bottom - r.top, left: b.left - r.left, right: b.right - r.left}; };
+  const caption = root.querySelector('.lk-caption');
+  return {height: r.height, width: r.width, step: box('.lk-control-step'), why: box('.lk-explanation'),
+          drawing: box('.lk-drawing svg'), table: box('.lk-table-scroll'),
+          last_column: box('table.lk-table th:last-child'),
+          transform: caption ? getComputedStyle(caption).textTransform : null};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_stepper_keeps_its_controls_drawing_and_step_in_view(lab, scratch_dir, lang):
+    """Issue 19: after Run to end the stepper was about 1,790 px tall, Step at the top and the drawing below a
+    growing table; at 1280 px the ``gradient=v`` stepper's table was clipped on the right.  Now, at 1280 px with
+    JupyterLab's sidebar open: the buttons, the sentence about the step and the whole drawing fit in one screen
+    (720 px), the table of steps scrolls in a box below them, nothing is cut on the right, and no heading is
+    upper-cased (``.grad`` read ".GRAD")."""
+    lab.page.set_viewport_size({"width": 1280, "height": 800})
+    cells = ([ZH_FIRST] if lang == "zh" else []) + STEPPER_CELLS
+    lab.open_notebook(write_notebook(scratch_dir / f"stepper_1280_{lang}.ipynb", cells))
+    lab.run_all()
+    drv.assert_no_traceback(lab)
+    run = "Run to end" if lang == "en" else "运行到底"
+    for i in range(2):
+        root = drv.explorer(lab, "BackwardStepper", index=i)
+        root.scroll_into_view_if_needed()
+        drv.click(root, run)
+        drv.wait_until(lambda root=root: "lk-msg" in root.inner_html() or "\u2714" in drv.code_text(root), 30, "end")
+        lab.page.wait_for_timeout(800)
+        b = root.evaluate(_BOXES)
+        assert b["height"] < 1100, b
+        assert b["step"]["top"] < b["why"]["bottom"] <= 720 and b["drawing"]["bottom"] <= 720, b
+        assert b["table"]["top"] >= b["drawing"]["bottom"] - 1, b
+        assert b["table"]["right"] <= b["width"] and b["last_column"]["right"] <= b["table"]["right"] + 1, b
+        assert b["transform"] == "none", b
+        root.evaluate("r => r.scrollIntoView({block: 'start'})")
+        lab.page.wait_for_timeout(300)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        lab.page.screenshot(path=str(SCREENSHOTS / f"backward_stepper_1280_{lang}_{i}.png"))
     drv.assert_no_traceback(lab)

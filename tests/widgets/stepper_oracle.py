@@ -1,24 +1,21 @@
-"""Real PyTorch as the oracle of BackwardStepper: what each node of a backward pass received and sent.
+"""Programs for the stepper's parity tests, and the oracle that checks a stepper against PyTorch.
 
-``torch_pass(source)`` runs a program (``torch`` is real PyTorch) that defines ``loss`` (and
-optionally ``gradient`` and ``retain``), registers a node pre-hook and a node post-hook on every
-node of ``loss``'s graph, runs ``loss.backward(...)`` and returns, in the order PyTorch ran them:
-each node's position in the graph (the same depth-first walk of ``next_functions`` that the
-stepper draws, so positions name the same node in both graphs), what arrived for its outputs
-(the pre-hook's ``grad_outputs``; for ``AccumulateGrad``, the sum of the gradients sent to it,
-which is what arrives before the leaf's own hooks), and what it sent along each edge that
-leads somewhere (the post-hook's ``grad_inputs``).
-
-``check_stepper(ex, trace)`` compares a stepper, at whatever step it shows, with that trace.
+The oracle itself belongs to the explorer (``leafkit.widgets.backward_stepper.oracle``: the
+property test calls ``BackwardStepper.oracle``); this module re-exports it for the tests that
+step through :data:`CASES`.  ``torch_pass(torch, source)`` runs a program's backward on real
+PyTorch with a pre- and a post-hook on every node; ``check_stepper(ex, trace)`` compares a
+stepper, at whatever step it shows, with that trace.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import warnings
-
-from leafkit.viz.dot import walk
+from leafkit.widgets.backward_stepper.oracle import (  # noqa: F401 - re-exported for the tests
+    build,
+    check_stepper,
+    named_tensors,
+    statement_kwargs,
+    torch_pass,
+)
 
 #: Programs for the parity tests: ``loss`` is where backward starts; ``gradient`` and ``retain``
 #: are passed to it when defined.  Values are fixed (no random numbers: PyTorch's differ).
@@ -110,123 +107,3 @@ target = torch.tensor([[1.0], [0.0]])
 loss = torch.nn.functional.mse_loss(lin2(lin1(inputs).tanh()), target)
 """,
 }
-
-
-def rep(t):
-    return None if t is None else repr(t.detach())
-
-
-def build(module, source: str) -> dict:
-    ns = {"torch": module}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        exec(source, ns)  # noqa: S102 - the test's own programs
-    return ns
-
-
-def named_tensors(module, ns) -> dict:
-    """``{name: tensor}`` of the program's tensors, and of its modules' parameters (``lin1.weight``)."""
-    out = {}
-    for name, v in ns.items():
-        if name.startswith("_"):
-            continue
-        if isinstance(v, module.Tensor):
-            out.setdefault(name, v)
-        elif isinstance(v, module.nn.Module):
-            for pname, p in v.named_parameters():
-                out.setdefault(f"{name}.{pname}", p)
-    return out
-
-
-def statement_kwargs(ns) -> dict:
-    return {"gradient": ns.get("gradient"), "retain_graph": bool(ns.get("retain", False))}
-
-
-def _grad(t):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return t.grad
-
-
-def torch_pass(torch, source: str) -> dict:
-    """Run the program's backward on PyTorch with hooks on every node (see the module docstring)."""
-    ns = build(torch, source)
-    loss = ns["loss"]
-    order, children = walk([loss.grad_fn])
-    pos = {id(fn): k for k, fn in enumerate(order)}
-    events = []
-
-    def pre(k, fn):
-        def hook(grad_outputs):
-            events.append({"pos": k, "name": fn.name(), "grad_in": [rep(g) for g in grad_outputs]})
-
-        return hook
-
-    def post(k, fn):
-        def hook(grad_inputs, grad_outputs):
-            sent = []
-            for (nxt, _nr), g in zip(fn.next_functions, grad_inputs):
-                if nxt is None:
-                    continue
-                sent.append(rep(g))
-            events[-1]["sent"] = sent
-
-        return hook
-
-    handles = []
-    for k, fn in enumerate(order):
-        handles.append(fn.register_prehook(pre(k, fn)))
-        handles.append(fn.register_hook(post(k, fn)))
-    names = named_tensors(torch, ns)
-    graph_leaves = {id(fn.variable) for fn in order if hasattr(fn, "variable")}
-    tracked = {
-        n: t
-        for n, t in names.items()
-        if id(t) in graph_leaves or (t.grad_fn is not None and id(t.grad_fn) in pos and t.retains_grad)
-    }
-    initial = {n: rep(_grad(t)) for n, t in tracked.items()}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        loss.backward(**statement_kwargs(ns))
-    for h in handles:
-        h.remove()
-    step_of = {e["pos"]: i for i, e in enumerate(events)}
-    for e in events:  # AccumulateGrad's grad_in is what its pre-hook saw: after the leaf's own hooks
-        e.setdefault("sent", [])
-    set_at = {}
-    for n, t in tracked.items():
-        fn = t.grad_fn
-        if fn is None:
-            acc = next(f for f in order if hasattr(f, "variable") and f.variable is t)
-            set_at[n] = step_of[pos[id(acc)]]
-        else:
-            set_at[n] = step_of[pos[id(fn)]]
-    return {
-        "events": events,
-        "printed": out.getvalue(),
-        "initial": initial,
-        "final": {n: rep(_grad(t)) for n, t in tracked.items()},
-        "set_at": set_at,
-        "order": order,
-    }
-
-
-def check_stepper(ex, trace: dict) -> None:
-    """The stepper shows, step by step, what PyTorch's engine did (node, gradients in and out, .grad fields)."""
-    positions = {id(fn): k for k, fn in enumerate(ex.graph_nodes)}
-    shown = ex.records[: ex.cursor]
-    events = trace["events"][: ex.cursor]
-    assert len(shown) == len(events), (len(shown), len(events))
-    assert [positions[id(r.node)] for r in shown] == [e["pos"] for e in events], "node order"
-    for row, e in zip(ex.rows, events):
-        assert row["node"] == e["name"], (row["step"], row["node"], e["name"])
-        assert row["grad_in"] == e["grad_in"], (row["step"], row["node"], row["grad_in"], e["grad_in"])
-        assert [x["grad"] for x in row["edges"]] == e["sent"], (row["step"], row["node"], row["edges"], e["sent"])
-    for name, value in ex.grads.items():
-        want = trace["final"][name] if trace["set_at"][name] < ex.cursor else trace["initial"][name]
-        assert value == want, (name, ex.cursor, value, want)
-    assert set(ex.grads) == set(trace["final"]), (set(ex.grads), set(trace["final"]))
-    if ex.finished:
-        assert len(ex.records) == len(trace["events"])
-        assert "".join(r.printed for r in ex.records) == trace["printed"]

@@ -232,7 +232,10 @@ def test_the_drawing_renders_as_svg():
     ex.run()
     assert ex.svg is not None and "<svg" in ex.drawing_view.value
     assert "> 62.<" in ex.svg and ">w ()<" in ex.svg and "step 6 · now" in ex.svg
-    assert "lk-legend" in ex.drawing_view.value and "ran at this step" in ex.drawing_view.value
+    # the legend stands beside the drawing, under the sentence (the panel's left column), not under the drawing
+    legend = ex.drawing_pane.legend_view.value
+    assert "lk-legend" in legend and "ran at this step" in legend and "lk-legend" not in ex.drawing_view.value
+    assert "max-height:480px" in ex.drawing_view.value  # a tall graph is scaled down to stay in view
 
 
 def test_chinese(no_dot):
@@ -280,7 +283,7 @@ def test_retain_graph_keeps_the_saved_tensors(no_dot):
     ex.run()
     assert ex.code == "loss.backward(retain_graph=True)"
     assert not any(r["freed"] for r in ex.rows) and "keeps its saved tensors" in " ".join(
-        BackwardStepper._step_sentence(ex, r) for r in ex.records
+        ex.words.step_sentence(r) for r in ex.records
     )
     ns["loss"].backward()  # the graph is still there
     assert repr(ns["x"].grad) == "tensor([12., 20., 28.])"
@@ -387,6 +390,10 @@ def test_python_api(no_dot, capsys):
 
 
 def test_table_keeps_the_latest_rows(no_dot):
+    """Every step is a row of a table that scrolls in a box of its own (newest row in view); past
+    MAX_ROWS steps, the oldest rows leave and the caption says so."""
+    from leafkit.widgets.backward_stepper.widget import MAX_ROWS
+
     x = leafkit.tensor([1.0], requires_grad=True)
     y = x
     for _ in range(15):
@@ -394,8 +401,16 @@ def test_table_keeps_the_latest_rows(no_dot):
     ex = BackwardStepper(y.sum())
     ex.run()
     assert len(ex.rows) == 17
-    assert ex.table_view.value.count("<tr") == 13 and "scrolled away" in ex.table_view.value
-    assert re.search(r"steps 1\u20135 scrolled away", ex.table_view.value)
+    assert ex.table_view.value.count("<tr") == 18 and "lk-table-scroll" in ex.table_view.value
+    assert "scrolled away" not in ex.table_view.value
+    y = x
+    for _ in range(MAX_ROWS + 15):
+        y = y * 1.01
+    ex = BackwardStepper(y.sum())
+    ex.run()
+    n = len(ex.rows)
+    assert n == MAX_ROWS + 17 and ex.table_view.value.count("<tr") == MAX_ROWS + 1
+    assert re.search(rf"steps 1\u2013{n - MAX_ROWS} scrolled away", ex.table_view.value)
 
 
 def test_big_gradients_are_written_by_their_shape(no_dot):

@@ -90,13 +90,22 @@ def test_lang_argument_and_package_default(entry):
             cls(lang="de")
 
 
+_STRING = re.compile(r"""(['"])[^'"\n]*\1""")
+_SAID = re.compile(r"^[^\n]*?(?=tensor\()", re.M)
+
+
+def _same_words(v):
+    """A row value with what a hook's ``print`` says before the tensor left out (the code prints in the
+    explorer's language, as the lessons' code does)."""
+    return _SAID.sub("", HEX.sub("0x", v)) if isinstance(v, str) else v
+
+
 def _visible(ex) -> dict:
-    """What the explorer computed (not how it words it): code, rows, drawing state."""
-    rows = [
-        {k: (HEX.sub("0x", v) if isinstance(v, str) else v) for k, v in r.items() if k != "data_ptr"} for r in ex.rows
-    ]
+    """What the explorer computed (not how it words it): code (its strings left out: a ``print`` speaks the
+    explorer's language), rows, drawing state."""
+    rows = [{k: _same_words(v) for k, v in r.items() if k != "data_ptr"} for r in ex.rows]
     return {
-        "code": ex.code,
+        "code": _STRING.sub("'…'", ex.code),
         "rows": rows,
         "drawing": None if ex.drawing is None else ex.drawing.state,
         "message_kind": None if ex.message is None else ex.message["kind"],
@@ -130,3 +139,51 @@ def test_code_marks_are_shown_in_the_code_font():
     html = _view.rich("`x.grad` 是 <None>")
     assert html.startswith("<code") and "x.grad</code>" in html and "&lt;None&gt;" in html
     assert _view.plain("`x.grad` 是 None") == "x.grad 是 None"
+
+
+def _prose(html: str) -> str:
+    """The text of a view a learner reads as sentences: code blocks, code spans and drawings left out."""
+    html = re.sub(r"<(pre|code|svg|style)\b.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", html).replace("&#x27;", "'").replace("&quot;", '"')
+
+
+def _views(ex) -> list:
+    names = ("header_view", "code_view", "table_view", "message_view", "explanation_view", "feedback_view")
+    return [getattr(ex, n).value for n in (*names, "output_view", "warning_view") if hasattr(ex, n)]
+
+
+@pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
+def test_no_english_and_no_ascii_colons_in_chinese_output(entry, no_dot):
+    """Issue 19: a Chinese explorer printed "cuda:0 (simulated)" and "hook on t saw", and mixed ASCII and
+    full-width colons in its labels.  Along its tour, nothing of the sort; code stays code."""
+    ex = entry.cls.example("zh")
+    for key, value in (("", None), *entry.cls.TOUR):
+        if key:
+            ex.act(key, value)
+        for html in _views(ex):
+            prose = _prose(html)
+            assert "simulated" not in prose and "hook on" not in prose and " saw " not in prose, prose
+            assert not re.search(r"[\u4e00-\u9fff）](\s*):(?!\d)", prose), prose  # a CJK label with an ASCII colon
+        for html in (ex.header_view.value, ex.table_view.value):  # labels (not PyTorch's messages): full width
+            assert not re.search(r":(\s|$)", _prose(html)), _prose(html)
+        printed = getattr(ex, "printed", "") or "".join(getattr(r, "printed", "") for r in getattr(ex, "records", []))
+        assert "saw" not in printed, printed
+
+
+def test_a_simulated_device_reads_as_chinese(no_dot):
+    zh = leafkit.widgets.LeafExplorer(True, ["cuda()"], lang="zh")
+    en = leafkit.widgets.LeafExplorer(True, ["cuda()"], lang="en")
+    if leafkit.cuda.backend() != "simulated":
+        pytest.skip("cuda is not simulated here")
+    assert zh.rows == en.rows and zh.rows[-1]["device"] == "cuda:0 (simulated)"  # the data is the same
+    assert "cuda:0（模拟）" in zh.table_view.value and "simulated" not in _prose(zh.table_view.value)
+    assert "cuda:0 (simulated)" in en.table_view.value
+
+
+@pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
+def test_headings_keep_their_case(entry, no_dot):
+    """Issue 19: the CSS upper-cased headings, so ``.grad`` read ".GRAD" and ``z.backward()`` "Z.BACKWARD()"."""
+    for lang in ("en", "zh"):
+        ex = entry.cls.example(lang)
+        for html in _views(ex) + [ex.drawing_view.value]:
+            assert "uppercase" not in html

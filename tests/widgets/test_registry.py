@@ -28,7 +28,11 @@ def test_the_registry_is_what_the_package_exports():
     assert [e.name for e in EXPLORERS] == [name for _, name in REGISTRY] == widgets.__all__
     for e in EXPLORERS:
         assert getattr(widgets, e.name) is e.cls
-        assert (ROOT / "leafkit" / "widgets" / f"{e.module}.py").exists()
+        folder = ROOT / "leafkit" / "widgets"
+        assert (folder / f"{e.module}.py").exists() or (folder / e.module / "__init__.py").exists()
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchExplorer'"):
+        widgets.NoSuchExplorer  # noqa: B018
+    assert set(widgets.__all__) <= set(dir(widgets))
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
@@ -50,14 +54,9 @@ def test_names_classes_and_screenshots_are_distinct():
     for attr in ("name", "slug", "css_class"):
         values = [getattr(e, attr) for e in EXPLORERS]
         assert len(set(values)) == len(values), attr
-    assert [e.slug for e in EXPLORERS] == [
-        "leaf_explorer",
-        "grad_mode_explorer",
-        "backward_explorer",
-        "detach_explorer",
-        "leaf_quiz",
-        "backward_stepper",
-    ]
+    for e in EXPLORERS:  # the screenshots' file name comes from the class name
+        assert e.slug.replace("_", "") == e.name.lower() and e.slug == e.slug.lower()
+    assert ExplorerEntry("BackwardStepper", "backward_stepper").slug == "backward_stepper"
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
@@ -153,7 +152,25 @@ def test_lessons_are_found_by_their_code(tmp_path):
 
 def test_modules_stay_importable_by_name():
     for e in EXPLORERS:
+        assert e.cls.__module__.startswith(f"leafkit.widgets.{e.module}")
         assert f"leafkit.widgets.{e.module}" in sys.modules
+
+
+def test_importing_the_package_imports_no_widgets():
+    """``import leafkit.widgets`` (the registry, the README script) loads no explorer and no ipywidgets;
+    ``from leafkit.widgets import *`` loads them all."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "import leafkit.widgets as w\n"
+        "assert 'ipywidgets' not in sys.modules, 'ipywidgets'\n"
+        "assert [e.name for e in w.EXPLORERS] == w.__all__\n"
+        "from leafkit.widgets import *\n"
+        "assert 'ipywidgets' in sys.modules and LeafExplorer.__name__ == 'LeafExplorer'\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)

@@ -20,16 +20,12 @@ import warnings
 import pytest
 
 import leafkit
+from leafkit.widgets._oracle import as_torch  # noqa: F401 - leafkit code read as PyTorch code (the oracles' reading)
 from leafkit.widgets.leaf_explorer import STEPS, WHEN
 
 #: Every LeafExplorer chain the lessons can reach: length 0..3 over the six steps.
 ALL_CHAINS = [list(c) for n in range(4) for c in itertools.product(STEPS, repeat=n)]
 ALL_LEAF_STATES = [(rg, when, chain) for rg in (True, False) for when in WHEN for chain in ALL_CHAINS]
-
-
-def as_torch(code: str) -> str:
-    """leafkit code → PyTorch code with the same leaf semantics on a CPU-only build."""
-    return code.replace(".cuda()", ".double()").replace(".to('cpu')", ".float()")
 
 
 def execute(code, module=leafkit) -> dict:

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ..._creation import tensor
 from ..._device import array_module
 from ..._functions.shape import stack
 from ..._tensor import Tensor
@@ -99,8 +100,6 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     tensors = _tensors(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        from ..._creation import tensor
-
         return tensor(0.0)
     first = tensors[0].device
     norms = [_vector_norm(t, norm_type).to(first) for t in tensors]
