@@ -202,6 +202,9 @@ class Tensor:
     # op: unbind, split), "custom" (an output of a custom Function); a view of such a view inherits it
     _creation_meta = None
     _attr_version = 0  # for a view: the version its grad_fn was made at (PyTorch's attr_version)
+    # for a view without history: it requires grad only because its base does (PyTorch's view requires_grad() is
+    # its own flag, its grad_fn, or its base's requires_grad()); such a view has no gradient edge of its own
+    _rg_from_base = False
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and args and not kwargs and all(isinstance(a, (int, np.integer)) for a in args):
@@ -244,8 +247,10 @@ class Tensor:
         self._requires_grad = bool(requires_grad)
 
     def _get_accumulator(self) -> AccumulateGrad:
-        if self._creation_meta is not None and self._base is not None and self._creation_meta in _UNCONNECTED:
-            return None  # a view made under no_grad (or in inference mode) has no gradient edge
+        if self._base is not None and (self._rg_from_base or self._creation_meta in _UNCONNECTED):
+            # a view made under no_grad (or in inference mode), or one that requires grad only through its base,
+            # has no gradient edge (PyTorch's grad_accumulator() reads the view's own requires_grad flag)
+            return None
         ref = self._acc_ref
         acc = ref() if ref is not None else None
         if acc is None:
@@ -284,12 +289,14 @@ class Tensor:
         meta = None
         if _state.inference:
             meta = "inference"  # a view of an ordinary tensor made in inference mode
-        elif not recorded and src._requires_grad:
-            # PyTorch: a view made under no_grad of a tensor that requires grad still reports requires_grad=True
-            # and is a leaf, with no gradient edge; in-place changes of it or its base are then refused
+        elif not _state.grad:
+            # PyTorch (CreationMeta::NO_GRAD_MODE): a view made under no_grad of a tensor that requires grad (now
+            # or later) reports requires_grad=True and is a leaf, with no gradient edge; in-place changes of it
+            # or its base with grad mode on are then refused
             meta = "no_grad"
         if meta is not None and src._requires_grad:
             self._requires_grad = True
+            self._rg_from_base = True
         inherited = src._creation_meta if src._base is not None else None
         self._creation_meta = inherited if inherited is not None else meta
 
@@ -304,11 +311,29 @@ class Tensor:
             _state.enabled = prev
 
     def _fresh(self) -> Tensor:
-        """Regenerate a view's grad_fn when its storage changed in place since it was made (PyTorch does this
-        lazily, when the grad_fn is next read: ``AsStridedBackward0`` on the base's current history)."""
-        if self._base is not None and self._version_counter[0] != self._attr_version:
-            self._refresh_view()  # installed by leafkit._functions.views
+        """Bring a view up to date: regenerate its grad_fn when its storage changed in place since it was made
+        (PyTorch does this lazily, when the grad_fn is next read: ``AsStridedBackward0`` on the base's current
+        history), and, for a view without history, follow its base's ``requires_grad`` (see
+        :meth:`_follow_base`)."""
+        if self._base is not None:
+            if self._version_counter[0] != self._attr_version:
+                self._refresh_view()  # installed by leafkit._functions.views
+            elif self._grad_fn is None:
+                self._follow_base()
         return self
+
+    def _follow_base(self) -> None:
+        """A view without history requires grad when its base does, also when the base's ``requires_grad`` was
+        switched on after the view was taken (``v = x[:2]; x.requires_grad_()``), as in PyTorch: the view then
+        reports ``requires_grad=True``, stays a leaf without a gradient edge of its own, and in-place changes of it
+        raise "a view of a leaf Variable that requires grad ..." (or the no_grad/inference-mode view error)."""
+        if self._base._requires_grad:
+            if not self._requires_grad and self._data.dtype.kind in "fc":
+                self._requires_grad = True
+                self._rg_from_base = True
+        elif self._rg_from_base:
+            self._requires_grad = False
+            self._rg_from_base = False
 
     @property
     def _invalid(self) -> bool:
@@ -444,6 +469,8 @@ class Tensor:
         if value and self._inference and not _state.inference:
             raise RuntimeError(INFERENCE_REQUIRES_GRAD_MESSAGE)
         self._requires_grad = value
+        if self._rg_from_base:
+            self._rg_from_base = False  # the view's own flag now (a view of a base that requires grad stays True)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``.
