@@ -66,6 +66,8 @@ from .autograd.grad_mode import (
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from . import autograd
 from . import cuda
+from . import serialization
+from .serialization import load, save
 from ._tensor_str import set_printoptions
 from ._lang import get_language, set_language  # noqa: F401 - the teaching UI's language (explorers, explain, legends)
 
@@ -130,6 +132,9 @@ __all__ = [
     "autograd",
     "cuda",
     "set_printoptions",
+    "save",
+    "load",
+    "serialization",
     *_functions_all,
 ]
 
