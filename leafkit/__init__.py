@@ -8,7 +8,9 @@ names, gradients, errors and warnings.
 from __future__ import annotations
 
 from . import _malloc
-from ._device import device
+import math as _math
+
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     bool,
     double,
@@ -55,6 +57,18 @@ from ._creation import (
     zeros_like,
 )
 from ._random import Generator, initial_seed, manual_seed, seed
+from ._tensor_types import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -66,10 +80,18 @@ from .autograd.grad_mode import (
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from . import autograd
 from . import cuda
+from . import accelerator
 from . import serialization
 from .serialization import load, save
 from ._tensor_str import set_printoptions
 from ._lang import get_language, set_language  # noqa: F401 - the teaching UI's language (explorers, explain, legends)
+
+# PyTorch's constants (Python floats, as in torch; newaxis is None, as in NumPy)
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
 
 _malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MALLOC_TUNING=0 turns it off)
 
@@ -97,6 +119,24 @@ __all__ = [
     "short",
     "get_default_dtype",
     "set_default_dtype",
+    "get_default_device",
+    "set_default_device",
+    "set_default_tensor_type",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "BoolTensor",
+    "accelerator",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+    "newaxis",
     "tensor",
     "as_tensor",
     "from_numpy",

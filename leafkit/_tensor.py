@@ -207,14 +207,10 @@ class Tensor:
     _rg_from_base = False
 
     def __new__(cls, *args, **kwargs):
-        if cls is Tensor and args and not kwargs and all(isinstance(a, (int, np.integer)) for a in args):
-            return cls._make(np.zeros(_parse_size(args), dtype=np.float32), _CPU)
-        if cls is Tensor and len(args) == 1 and not kwargs:
-            from ._creation import tensor
+        if cls is Tensor:  # the legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor()
+            from ._tensor_types import legacy_new
 
-            return tensor(args[0], dtype=_dtype.float32)
-        if cls is Tensor and not args:
-            return cls._make(np.zeros((0,), dtype=np.float32), _CPU)
+            return legacy_new(None, None, args, kwargs)
         return object.__new__(cls)
 
     # -- construction --------------------------------------------------------
@@ -434,6 +430,13 @@ class Tensor:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
+    @property
+    def volatile(self) -> bool:
+        """Removed in PyTorch 0.4 (use ``no_grad``): always False, with PyTorch's warning "volatile was removed
+        (Variable.volatile is always False)"."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
     def is_inference(self) -> bool:
         """True for a tensor made in ``inference_mode`` (PyTorch: ``Tensor.is_inference()``)."""
         return self._inference
@@ -442,10 +445,34 @@ class Tensor:
         if self._inference and not _state.inference:
             raise RuntimeError(INFERENCE_SAVED_MESSAGE)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """With no argument, the legacy type name (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``); with a
+        dtype, a legacy type (``torch.DoubleTensor``) or its name (``'torch.DoubleTensor'``), this tensor converted
+        to it (``self`` when it already is).
+
+        Raises
+        ------
+        ValueError
+            "invalid type: 'torch.FooTensor'" for an unknown name.
+        """
         if dtype is None:
             return self._type_string()
-        return self.to(dtype)
+        from ._tensor_types import tensor_type
+
+        spec = tensor_type(dtype)
+        if spec is None:
+            return self if self._data.dtype == dtype.np else self.to(dtype)
+        d, dev = spec
+        if self._data.dtype == d.np and self._device.type == dev:
+            return self
+        return self.to(device=dev if dev != self._device.type else None, dtype=d, non_blocking=non_blocking)
+
+    def new(self, *args, **kwargs):
+        """PyTorch's legacy constructor on this tensor's dtype and device: ``t.new(2, 3)`` (sizes), ``t.new([1, 2])``
+        (data), ``t.new()`` (empty); prefer ``new_zeros``/``new_tensor``."""
+        from ._tensor_types import legacy_new
+
+        return legacy_new(self.dtype, self._device.type, args, kwargs)
 
     # -- autograd state -----------------------------------------------------------
     @property

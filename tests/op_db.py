@@ -869,5 +869,33 @@ ROWS += [
         arity=2,
     ),
 ]
+# -- issue 18: frac, unique ---------------------------------------------------------------------------------------
+ROWS += [
+    Row("frac", lambda lib, x: x.frac(), same(domain="away_from_int"), program=lambda lib, t: t.frac() * t),
+    Row(
+        "unique",
+        lambda lib, x: lib.unique(x.round(), return_counts=True)[0],
+        same(),
+        backward_raises="the derivative for '_unique2' is not implemented",
+    ),
+    Row(
+        "unique_dim",
+        lambda lib, x: x.round().unique(dim=-1),
+        same(shape=shapes_1d_up),
+        backward_raises="the derivative for 'unique_dim' is not implemented",
+    ),
+    Row(
+        "unique_consecutive",
+        lambda lib, x: lib.unique_consecutive(x.round()),
+        same(),
+        backward_raises="the derivative for 'unique_consecutive' is not implemented",
+    ),
+    Row(
+        "unique_dim_consecutive",
+        lambda lib, x: lib.unique_consecutive(x.round(), dim=0, return_inverse=True)[0],
+        same(shape=shapes_1d_up),
+        backward_raises="the derivative for 'unique_consecutive' is not implemented",
+    ),
+]
 BY_NAME = {r.name: r for r in ROWS}
 PROGRAM_ROWS = [r for r in ROWS if r.program is not None]

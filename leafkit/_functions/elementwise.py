@@ -259,6 +259,21 @@ for _name, _fn in (("round", np.round), ("floor", np.floor), ("ceil", np.ceil), 
     )
 
 
+def _frac(self):
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_dtype.word(self.dtype)}'")
+    return as_array(self - np.trunc(self))
+
+
+unary(
+    "frac",
+    _frac,
+    self=lambda F, grad: grad,
+    doc="The fractional part ``x - trunc(x)``, with the sign of ``x`` (``FracBackward0``); its gradient is 1, as in "
+    "PyTorch (which ignores the jumps at the integers). Integer and bool input raise NotImplementedError.",
+)
+
+
 def _round_decimals(self, decimals):
     """PyTorch's kernel: ``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for d < 0), in the
     input's dtype (float32 for float16)."""

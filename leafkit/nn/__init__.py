@@ -17,13 +17,14 @@ parameters.
 
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, init, parallel
 from .activation import ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, ReLU6, SiLU, Softplus
 from .batchnorm import BatchNorm1d
 from .dropout import Dropout
 from .linear import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
+from .parallel import DataParallel
 from .parameter import Parameter
 from .rnn import RNNCell
 
@@ -57,4 +58,6 @@ __all__ = [
     "HuberLoss",
     "BCELoss",
     "init",
+    "DataParallel",
+    "parallel",
 ]

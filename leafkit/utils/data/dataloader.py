@@ -4,7 +4,7 @@ leafkit loads every batch in the main process, one after another.  ``num_workers
 tutorials run unchanged) and gives the same batches in the same order as ``num_workers=0``; leafkit says so with
 a ``UserWarning``, once per process, instead of starting worker processes.  ``pin_memory=True`` gives PyTorch's
 warning for a machine without an accelerator: leafkit has no page-locked memory (``torch.accelerator`` is
-unavailable on the simulated GPU, and CuPy copies need none).
+unavailable on the simulated GPU); with a real GPU it warns that leafkit has no page-locked memory.
 """
 
 from __future__ import annotations
@@ -249,11 +249,16 @@ class _DataLoaderIter:
                 stacklevel=3,
             )
         if loader.pin_memory:
-            warnings.warn(
-                "'pin_memory' argument is set as true but no accelerator is found, then device pinned memory won't "
-                "be used.",
-                stacklevel=3,
-            )
+            from ... import accelerator
+
+            if not accelerator.is_available():
+                message = (
+                    "'pin_memory' argument is set as true but no accelerator is found, then device pinned memory "
+                    "won't be used."
+                )
+            else:
+                message = "leafkit has no page-locked memory: pin_memory=True loads the same batches as False"
+            warnings.warn(message, stacklevel=3)
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
         # PyTorch draws a base seed for its workers at every epoch; drawing it here keeps the generator's stream
