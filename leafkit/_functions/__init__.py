@@ -27,6 +27,7 @@ from . import activation  # noqa: F401,E402  (gelu, silu, elu, leaky_relu, softp
 from . import distance  # noqa: F401,E402  (cosine_similarity)
 from . import promotion  # noqa: F401,E402  (result_type, promote_types, can_cast)
 from . import unique_ops  # noqa: F401,E402  (unique, unique_consecutive)
+from . import composite  # noqa: F401,E402  (the surface PyTorch composes: hstack, nonzero, tensor_split ...)
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------
