@@ -999,5 +999,16 @@ ROWS += [
         same(2, shape=shapes_1d_up),
     ),
 ]
+ROWS += [
+    Row("rot90", lambda lib, x: x.rot90(1, (0, -1)), matrices("nm"), program=lambda lib, t: lib.rot90(t, 2)),
+    Row("rot90_neg", lambda lib, x: lib.rot90(x, -1, [1, 0]) * 2, shaped((2, 3, 2))),
+    Row(
+        "index_copy",
+        lambda lib, a, s: a.index_copy(0, lib.tensor([2, 0]), s),
+        shaped((3, 2), (2, 2)),
+        program=lambda lib, t: t.index_copy(1, lib.tensor([3, 1]), t[:, :2] * 2),
+    ),
+    Row("index_copy_", lambda lib, a, s: (a * 1).index_copy_(1, lib.tensor([1]), s), shaped((2, 3), (2, 1))),
+]
 BY_NAME = {r.name: r for r in ROWS}
 PROGRAM_ROWS = [r for r in ROWS if r.program is not None]

@@ -880,3 +880,55 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     return F.binary_cross_entropy_with_logits(
         input, target, weight, reduction=_REDUCTIONS[reduction], pos_weight=pos_weight
     )
+
+
+@public("multinomial", method=False)
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the categorical distributions in the rows of ``input`` (see :mod:`leafkit._sampling`)."""
+    from .._sampling import multinomial as _multinomial
+
+    return _multinomial(input, num_samples, replacement, generator=generator, out=out)
+
+
+@public("native_layer_norm", method=False)
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """ATen's ``native_layer_norm``: ``(output, mean, rstd)``, the statistics with the normalised dims kept as 1."""
+    from ..nn import functional as F
+    from ._registry import apply as _apply
+    from .nn_ops import native_layer_norm_spec
+
+    F.layer_norm(input, normalized_shape, weight, bias, eps)  # PyTorch's shape checks
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    return _apply(native_layer_norm_spec, (input, weight, bias, shape, float(eps)))
+
+
+@public("dropout_", method=False)
+def dropout_(input, p, train):
+    """``torch.dropout_(input, p, train)``: in-place :func:`leafkit.nn.functional.dropout`."""
+    from ..nn import functional as F
+
+    return F.dropout(input, p, train, inplace=True)
+
+
+@public("unravel_index", method=False)
+def unravel_index(indices, shape):
+    """The coordinates in an array of ``shape`` of each flat index: a tuple of int64 tensors of ``indices``' shape.
+
+    Raises
+    ------
+    TypeError
+        "expected 'indices' to be integer dtype, but got torch.float32"; an ``indices`` that is no tensor.
+    RuntimeError
+        "'indices' must be in range [-6, 5], but got ... (which is out of bounds)".
+    """
+    if not isinstance(indices, Tensor):
+        raise AttributeError(f"'{type(indices).__name__}' object has no attribute 'is_complex'")
+    if indices._data.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    n = math.prod(shape)
+    arr = _device.to_host(indices._data).astype(np.int64)
+    if arr.size and (arr.min() < -n or arr.max() >= n):
+        raise RuntimeError(f"'indices' must be in range [{-n}, {n - 1}]")
+    coords = np.unravel_index(np.where(arr < 0, arr + n, arr), shape)
+    return tuple(_finish(np.asarray(c, dtype=np.int64), None, indices.device, False) for c in coords)

@@ -528,6 +528,50 @@ def cases(torch):
             torch.binary_cross_entropy_with_logits(x, x.sigmoid()),
             torch.pairwise_distance(x, x * 2),
         ),
+        "rot90": lambda: (
+            torch.rot90(torch.arange(6).reshape(2, 3), 2),
+            torch.rot90(torch.arange(6).reshape(2, 3), -1, (1, 0)),
+            torch.arange(24).reshape(2, 3, 4).rot90(3, [0, 2]),
+            grad_of(lambda a: a.rot90()),
+        ),
+        "rot90 errors": lambda: [
+            run(f)[0]
+            for f in (
+                lambda: torch.rot90(torch.arange(3), 1),
+                lambda: torch.rot90(torch.ones(2, 2), 1, (0, 0)),
+                lambda: torch.rot90(torch.ones(2, 2), 1, (0, 5)),
+                lambda: torch.rot90(torch.ones(2, 2), 1, (0, 1, 0)),
+            )
+        ],
+        "index_copy": lambda: (
+            x.index_copy(1, torch.tensor([3, 0]), torch.tensor([[10.0, 20.0], [30.0, 40.0]])),
+            torch.zeros(3, 2).index_copy_(0, torch.tensor([2]), torch.ones(1, 2)),
+            grad_of(lambda a: a.index_copy(0, torch.tensor([1]), a[:1] * 3)),
+        ),
+        "index_copy errors": lambda: [
+            run(f)[0]
+            for f in (
+                lambda: x.index_copy(0, torch.tensor([0], dtype=torch.int32), x[:1]),
+                lambda: x.index_copy(0, torch.tensor([0]), x[:1].double()),
+            )
+        ],
+        "unravel_index": lambda: (
+            torch.unravel_index(torch.tensor([4, 1, -1]), (2, 3)),
+            torch.unravel_index(torch.tensor(5), (2, 3)),
+        ),
+        "unravel_index errors": lambda: [
+            run(f)[0]
+            for f in (
+                lambda: torch.unravel_index(torch.tensor([1.0]), (2, 3)),
+                lambda: torch.unravel_index(5, (2, 3)),
+            )
+        ],
+        "native_layer_norm and dropout_": lambda: (
+            torch.native_layer_norm(x, [4], None, None, 1e-5),
+            torch.dropout_(torch.ones(3), 0.0, True),
+            torch.dropout_(torch.ones(3), 0.5, False),
+            torch.multinomial(torch.tensor([0.0, 1.0]), 2, True),
+        ),
         "unique keyword forms": lambda: (
             x.round().unique(sorted=True, return_counts=True),
             torch.unique(torch.tensor([[1, 2], [1, 2]]), dim=0, return_inverse=True),
