@@ -31,7 +31,8 @@ __all__: list = []
 _INPLACE_FUNCTIONS = (
     "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ clip_ cos_ "
     "cosh_ detach_ erf_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ log10_ log1p_ log2_ log_ neg_ negative_ "
-    "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ zero_ index_put_"
+    "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ zero_ index_put_ clamp_ "
+    "clamp_min_ clamp_max_ nan_to_num_ xlogy_ logit_"
 ).split()
 
 
@@ -126,6 +127,26 @@ def is_same_size(input, other) -> bool:
     """True when both tensors have the same shape."""
     check_tensor("is_same_size", "input", input)
     return tuple(input.shape) == tuple(other.shape)
+
+
+@public("square_", function=False)
+def square_(self):
+    """In-place :meth:`square` (``self.pow_(2)``, ``PowBackward0``)."""
+    return self.pow_(2)
+
+
+public("square_", method=False)(_inplace_function("square_"))
+
+
+@public("get_device", function=False)
+def get_device(self) -> int:
+    """The cuda device index (0), or -1 for a cpu tensor."""
+    return 0 if self.device.type == "cuda" else -1
+
+
+for _name, _value in (("is_sparse", False), ("is_quantized", False), ("is_meta", False), ("is_nested", False)):
+    setattr(Tensor, _name, property(lambda self, v=_value: v, doc="False: leafkit has only dense strided tensors."))
+Tensor.is_cpu = property(lambda self: self.device.type == "cpu", doc="True for a cpu tensor.")
 
 
 Tensor.itemsize = property(lambda self: self._data.dtype.itemsize, doc="Bytes per element (``element_size()``).")
