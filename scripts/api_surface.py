@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import re
 import sys
 import types
@@ -74,7 +75,8 @@ LEFT_OUT = [
     (
         "compilation, TorchScript, tracing and export (torch.compile, jit, fx, export, dynamo, vmap and torch.func, "
         "symbolic shapes, operator registration) and PyTorch's build metadata",
-        "compile compiler jit fx export func vmap cond while_loop fork wait Future futures library ops classes "
+        "onnx contrib nativert numa compile compiler jit fx export func vmap cond while_loop fork wait Future futures "
+        "library ops classes "
         "overrides package hub testing utils version types cpp monitor torch_version compiled_with_cxx11_abi "
         "USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH TYPE_CHECKING PRIVATE_OPS Tag typename windows "
         "classproperty get_file_path import_ir_module import_ir_module_from_buffer parse_ir parse_schema "
@@ -170,7 +172,8 @@ LEFT_OUT = [
     ),
     (
         "optimizers and schedulers beyond the everyday ones",
-        "ASGD Adadelta Adafactor Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam swa_utils "
+        "ASGD Adadelta Adafactor Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam swa_utils asgd adadelta adafactor "
+        "adamax lbfgs muon nadam radam rprop sparse_adam "
         "swap_in_optimizer_params_and_state ChainedScheduler CosineAnnealingWarmRestarts CyclicLR OneCycleLR "
         "PolynomialLR inf partial ref",
         None,
@@ -186,8 +189,8 @@ LEFT_OUT = [
     ),
     (
         "DataPipes, distributed training and worker processes",
-        "DFIterDataPipe DataChunk DistributedSampler IterDataPipe MapDataPipe argument_validation datapipes "
-        "prepare_multiprocessing_environment "
+        "backward_compatibility DFIterDataPipe DataChunk DistributedSampler IterDataPipe MapDataPipe "
+        "argument_validation datapipes prepare_multiprocessing_environment "
         "distributed functional_datapipe graph graph_settings guaranteed_datapipes_determinism non_deterministic "
         "runtime_validation runtime_validation_disabled",
         None,
@@ -203,8 +206,13 @@ def load(spec):
 
 
 def public_names(obj):
-    """Public names of a module or class, without the modules and typing helpers a module imports for itself."""
+    """Public names of a module or class, without the modules and typing helpers a module imports for itself.
+
+    A package's own public submodules count whether or not something has imported them yet, so that the answer
+    does not depend on what ran before."""
     names = set()
+    if isinstance(obj, types.ModuleType) and hasattr(obj, "__path__"):
+        names.update(n for _, n, _ in pkgutil.iter_modules(obj.__path__) if not n.startswith("_"))
     for n in dir(obj):
         if n.startswith("_"):
             continue
