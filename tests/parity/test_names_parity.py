@@ -212,7 +212,10 @@ def cases(torch, Variable):
         ],
         "DataParallel keywords": lambda: torch.nn.DataParallel(torch.nn.Identity())(torch.ones(1)),
         "DataParallel load_state_dict": lambda: (
-            lambda net, dp: (dp.load_state_dict({"module." + k: v * 0 for k, v in net.state_dict().items()}), net.bias)
+            lambda net, dp: (
+                dp.load_state_dict({"module." + k: v * 0 + 1 for k, v in net.state_dict().items()}),
+                net.bias,
+            )
         )(*(lambda n: (n, torch.nn.DataParallel(n)))(torch.nn.Linear(2, 1))),
         "nn.parallel.DataParallel": lambda: torch.nn.parallel.DataParallel is torch.nn.DataParallel,
     }
