@@ -470,6 +470,17 @@ class _LoadContext:
         return storage
 
 
+def _warn_protocol(head):
+    """PyTorch's weights_only unpickler warns on reading a PROTO opcode other than 2 (what torch.save writes)."""
+    if len(head) == 2 and head[0] == pickle.PROTO[0] and head[1] != 2:
+        warnings.warn(
+            f"Detected pickle protocol {head[1]} in the checkpoint, which was not the default pickle protocol used "
+            "by `torch.load` (2). The weights_only Unpickler might not support all instructions implemented by this "
+            "protocol, please file an issue for adding support if you encounter this.",
+            stacklevel=3,
+        )
+
+
 def _ascii(v):
     return v.decode("ascii") if isinstance(v, bytes) else v
 
@@ -852,6 +863,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             ctx = _LoadContext(zf, prefix, byteorder, _restore_location(map_location), os.fspath(f) if mmap else None)
             data = io.BytesIO(zf.read(pkl))
             if weights_only:
+                _warn_protocol(data.getbuffer()[:2])
                 try:
                     return _WeightsOnlyUnpickler(data, ctx, encoding=pickle_load_args["encoding"]).load()
                 except pickle.UnpicklingError as e:

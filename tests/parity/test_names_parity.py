@@ -17,6 +17,16 @@ import leafkit
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True)
+def _global_defaults():
+    """Cases change the default device and dtype: put both libraries back afterwards (PyTorch's default device
+    is a mode left on its stack, seen by every later test)."""
+    yield
+    for lib in (torch, leafkit):
+        lib.set_default_device(None)
+        lib.set_default_dtype(lib.float32)
+
+
 def run(fn):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

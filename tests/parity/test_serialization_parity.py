@@ -9,6 +9,7 @@ import os
 import pathlib
 import pickle
 import pickletools
+import warnings
 import zipfile
 
 import numpy as np
@@ -300,10 +301,15 @@ def test_a_malicious_checkpoint_is_refused_without_running_it(tmp_path, monkeypa
         zf.writestr("evil/data.pkl", payload)
         zf.writestr("evil/byteorder", "little")
         zf.writestr("evil/version", "3\n")
+    seen = []
     for lib in LIBS:
-        with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
-            lib.load(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+                lib.load(path)
+        seen.append([(w.category, str(w.message)) for w in caught])
     assert not marker.exists()
+    assert seen[0] == seen[1] and len(seen[0]) == (protocol != 2)  # "Detected pickle protocol 4 ..."
 
 
 def test_cuda_tensors_saved_by_leafkit(tmp_path):
