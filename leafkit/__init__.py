@@ -8,7 +8,9 @@ names, gradients, errors and warnings.
 from __future__ import annotations
 
 from . import _malloc
-from ._device import device
+from math import e, inf, nan, pi  # noqa: F401 - PyTorch's constants (Python floats, as in torch)
+
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     bool,
     double,
@@ -55,6 +57,18 @@ from ._creation import (
     zeros_like,
 )
 from ._random import Generator, initial_seed, manual_seed, seed
+from ._tensor_types import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -66,8 +80,14 @@ from .autograd.grad_mode import (
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from . import autograd
 from . import cuda
+from . import accelerator
+from . import serialization
+from .serialization import load, save
 from ._tensor_str import set_printoptions
 from ._lang import get_language, set_language  # noqa: F401 - the teaching UI's language (explorers, explain, legends)
+
+# PyTorch's constants (Python floats, as in torch; newaxis is None, as in NumPy)
+newaxis = None
 
 _malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MALLOC_TUNING=0 turns it off)
 
@@ -95,6 +115,24 @@ __all__ = [
     "short",
     "get_default_dtype",
     "set_default_dtype",
+    "get_default_device",
+    "set_default_device",
+    "set_default_tensor_type",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "BoolTensor",
+    "accelerator",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+    "newaxis",
     "tensor",
     "as_tensor",
     "from_numpy",
@@ -130,6 +168,9 @@ __all__ = [
     "autograd",
     "cuda",
     "set_printoptions",
+    "save",
+    "load",
+    "serialization",
     *_functions_all,
 ]
 
@@ -138,7 +179,7 @@ def __getattr__(name):
     # subpackages that import heavier dependencies load on first use
     import importlib
 
-    if name in ("nn", "optim", "viz", "widgets", "examples"):
+    if name in ("nn", "optim", "viz", "widgets", "examples", "utils"):
         return importlib.import_module(f".{name}", __name__)
     if name in ("make_dot", "draw", "explain"):
         return getattr(importlib.import_module(".viz", __name__), name)

@@ -317,7 +317,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     return _finish(arr, None, device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None:

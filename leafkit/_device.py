@@ -97,6 +97,25 @@ class device:
 
 CPU = device("cpu")
 CUDA0 = device("cuda", 0)
+_DEFAULT = [CPU]  # where factories put new tensors (set_default_device)
+
+
+def get_default_device() -> device:
+    """The device factory functions use when none is given (``torch.get_default_device()``): ``cpu`` unless
+    :func:`set_default_device` changed it."""
+    return _DEFAULT[0]
+
+
+def set_default_device(dev) -> None:
+    """Make factory functions (``tensor``, ``zeros``, ``randn``, ``arange`` ..., and so the parameters of new
+    ``nn`` layers) create tensors on ``dev`` when no ``device`` is given (``torch.set_default_device``).
+
+    ``None`` restores ``cpu``.  ``cuda`` is accepted as in PyTorch even when it cannot be used; the error ("Torch
+    not compiled with CUDA enabled") comes when a tensor is created.  Functions that take a tensor
+    (``zeros_like``, ``from_numpy``, operations) keep following their input.
+    """
+    _DEFAULT[0] = CPU if dev is None else canonical(dev)
+
 
 _probe: dict = {}
 
@@ -126,9 +145,10 @@ def cuda_backend() -> str | None:
 
 
 def canonical(dev) -> device:
-    """Turn ``None``/str/int/device into a concrete device (``cuda`` gets index 0)."""
+    """Turn ``None``/str/int/device into a concrete device (``cuda`` gets index 0; ``None`` is the default device,
+    see :func:`set_default_device`)."""
     if dev is None:
-        return CPU
+        return _DEFAULT[0]
     if isinstance(dev, int):
         dev = device("cuda", dev)
     elif not isinstance(dev, device):

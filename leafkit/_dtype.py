@@ -144,7 +144,14 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    """Set the default floating dtype; only float32 and float64 are accepted, as in PyTorch."""
-    if d not in (float32, float64):
+    """Set the default floating dtype (float32, float64 or float16, as PyTorch 2.13 accepts; leafkit has no
+    bfloat16): the dtype of tensors made from Python floats.
+
+    Raises
+    ------
+    TypeError
+        "only floating-point types are supported as the default type".
+    """
+    if d not in (float32, float64, float16):
         raise TypeError("only floating-point types are supported as the default type")
     _DEFAULT[0] = d

@@ -203,16 +203,15 @@ class Tensor:
     # op: unbind, split), "custom" (an output of a custom Function); a view of such a view inherits it
     _creation_meta = None
     _attr_version = 0  # for a view: the version its grad_fn was made at (PyTorch's attr_version)
+    # for a view without history: it requires grad only because its base does (PyTorch's view requires_grad() is
+    # its own flag, its grad_fn, or its base's requires_grad()); such a view has no gradient edge of its own
+    _rg_from_base = False
 
     def __new__(cls, *args, **kwargs):
-        if cls is Tensor and args and not kwargs and all(isinstance(a, (int, np.integer)) for a in args):
-            return cls._make(np.zeros(_parse_size(args), dtype=np.float32), _CPU)
-        if cls is Tensor and len(args) == 1 and not kwargs:
-            from ._creation import tensor
+        if cls is Tensor:  # the legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor()
+            from ._tensor_types import legacy_new
 
-            return tensor(args[0], dtype=_dtype.float32)
-        if cls is Tensor and not args:
-            return cls._make(np.zeros((0,), dtype=np.float32), _CPU)
+            return legacy_new(None, None, args, kwargs)
         return object.__new__(cls)
 
     # -- construction --------------------------------------------------------
@@ -245,8 +244,10 @@ class Tensor:
         self._requires_grad = bool(requires_grad)
 
     def _get_accumulator(self) -> AccumulateGrad:
-        if self._creation_meta is not None and self._base is not None and self._creation_meta in _UNCONNECTED:
-            return None  # a view made under no_grad (or in inference mode) has no gradient edge
+        if self._base is not None and (self._rg_from_base or self._creation_meta in _UNCONNECTED):
+            # a view made under no_grad (or in inference mode), or one that requires grad only through its base,
+            # has no gradient edge (PyTorch's grad_accumulator() reads the view's own requires_grad flag)
+            return None
         ref = self._acc_ref
         acc = ref() if ref is not None else None
         if acc is None:
@@ -285,12 +286,14 @@ class Tensor:
         meta = None
         if _state.inference:
             meta = "inference"  # a view of an ordinary tensor made in inference mode
-        elif not recorded and src._requires_grad:
-            # PyTorch: a view made under no_grad of a tensor that requires grad still reports requires_grad=True
-            # and is a leaf, with no gradient edge; in-place changes of it or its base are then refused
+        elif not _state.grad:
+            # PyTorch (CreationMeta::NO_GRAD_MODE): a view made under no_grad of a tensor that requires grad (now
+            # or later) reports requires_grad=True and is a leaf, with no gradient edge; in-place changes of it
+            # or its base with grad mode on are then refused
             meta = "no_grad"
         if meta is not None and src._requires_grad:
             self._requires_grad = True
+            self._rg_from_base = True
         inherited = src._creation_meta if src._base is not None else None
         self._creation_meta = inherited if inherited is not None else meta
 
@@ -305,11 +308,29 @@ class Tensor:
             _state.enabled = prev
 
     def _fresh(self) -> Tensor:
-        """Regenerate a view's grad_fn when its storage changed in place since it was made (PyTorch does this
-        lazily, when the grad_fn is next read: ``AsStridedBackward0`` on the base's current history)."""
-        if self._base is not None and self._version_counter[0] != self._attr_version:
-            self._refresh_view()  # installed by leafkit._functions.views
+        """Bring a view up to date: regenerate its grad_fn when its storage changed in place since it was made
+        (PyTorch does this lazily, when the grad_fn is next read: ``AsStridedBackward0`` on the base's current
+        history), and, for a view without history, follow its base's ``requires_grad`` (see
+        :meth:`_follow_base`)."""
+        if self._base is not None:
+            if self._version_counter[0] != self._attr_version:
+                self._refresh_view()  # installed by leafkit._functions.views
+            elif self._grad_fn is None:
+                self._follow_base()
         return self
+
+    def _follow_base(self) -> None:
+        """A view without history requires grad when its base does, also when the base's ``requires_grad`` was
+        switched on after the view was taken (``v = x[:2]; x.requires_grad_()``), as in PyTorch: the view then
+        reports ``requires_grad=True``, stays a leaf without a gradient edge of its own, and in-place changes of it
+        raise "a view of a leaf Variable that requires grad ..." (or the no_grad/inference-mode view error)."""
+        if self._base._requires_grad:
+            if not self._requires_grad and self._data.dtype.kind in "fc":
+                self._requires_grad = True
+                self._rg_from_base = True
+        elif self._rg_from_base:
+            self._requires_grad = False
+            self._rg_from_base = False
 
     @property
     def _invalid(self) -> bool:
@@ -410,6 +431,13 @@ class Tensor:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
+    @property
+    def volatile(self) -> bool:
+        """Removed in PyTorch 0.4 (use ``no_grad``): always False, with PyTorch's warning "volatile was removed
+        (Variable.volatile is always False)"."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
     def is_inference(self) -> bool:
         """True for a tensor made in ``inference_mode`` (PyTorch: ``Tensor.is_inference()``)."""
         return self._inference
@@ -418,10 +446,34 @@ class Tensor:
         if self._inference and not _state.inference:
             raise RuntimeError(INFERENCE_SAVED_MESSAGE)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """With no argument, the legacy type name (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``); with a
+        dtype, a legacy type (``torch.DoubleTensor``) or its name (``'torch.DoubleTensor'``), this tensor converted
+        to it (``self`` when it already is).
+
+        Raises
+        ------
+        ValueError
+            "invalid type: 'torch.FooTensor'" for an unknown name.
+        """
         if dtype is None:
             return self._type_string()
-        return self.to(dtype)
+        from ._tensor_types import tensor_type
+
+        spec = tensor_type(dtype)
+        if spec is None:
+            return self if self._data.dtype == dtype.np else self.to(dtype)
+        d, dev = spec
+        if self._data.dtype == d.np and self._device.type == dev:
+            return self
+        return self.to(device=dev if dev != self._device.type else None, dtype=d, non_blocking=non_blocking)
+
+    def new(self, *args, **kwargs):
+        """PyTorch's legacy constructor on this tensor's dtype and device: ``t.new(2, 3)`` (sizes), ``t.new([1, 2])``
+        (data), ``t.new()`` (empty); prefer ``new_zeros``/``new_tensor``."""
+        from ._tensor_types import legacy_new
+
+        return legacy_new(self.dtype, self._device.type, args, kwargs)
 
     # -- autograd state -----------------------------------------------------------
     @property
@@ -445,6 +497,8 @@ class Tensor:
         if value and self._inference and not _state.inference:
             raise RuntimeError(INFERENCE_REQUIRES_GRAD_MESSAGE)
         self._requires_grad = value
+        if self._rg_from_base:
+            self._rg_from_base = False  # the view's own flag now (a view of a base that requires grad stays True)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``.

@@ -24,6 +24,15 @@ __all__ = [
 ]
 
 
+def __getattr__(name):
+    # torch.cuda.FloatTensor ...: the legacy types of cuda tensors (see leafkit._tensor_types)
+    from ._tensor_types import CUDA_TYPES
+
+    if name in CUDA_TYPES:
+        return CUDA_TYPES[name]
+    raise AttributeError(f"module 'leafkit.cuda' has no attribute '{name}'")
+
+
 def is_available() -> bool:
     """True when a real GPU is usable through CuPy (never for the simulated device)."""
     return _device._cupy_usable()

@@ -1,5 +1,5 @@
-"""Named tuples returned by ``max(dim)``, ``min(dim)``, ``sort`` and ``topk``: ``values`` and ``indices``, as
-``torch.return_types``."""
+"""Named tuples returned by ``max(dim)``, ``min(dim)``, ``sort``, ``topk``, ``median(dim)``, ``cummax`` and
+``cummin``: ``values`` and ``indices``, as ``torch.return_types``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ _max = namedtuple("max", ["values", "indices"])
 _min = namedtuple("min", ["values", "indices"])
 _sort = namedtuple("sort", ["values", "indices"])
 _topk = namedtuple("topk", ["values", "indices"])
-for _t in (_max, _min, _sort, _topk):
+_median = namedtuple("median", ["values", "indices"])
+_cummax = namedtuple("cummax", ["values", "indices"])
+_cummin = namedtuple("cummin", ["values", "indices"])
+for _t in (_max, _min, _sort, _topk, _median, _cummax, _cummin):
     _t.__module__ = "torch.return_types"
     _t.__repr__ = lambda self: (
         f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\nindices={self.indices!r})"
@@ -30,3 +33,15 @@ def sort(pair):
 
 def topk(pair):
     return _topk(*pair)
+
+
+def median(pair):
+    return _median(*pair)
+
+
+def cummax(pair):
+    return _cummax(*pair)
+
+
+def cummin(pair):
+    return _cummin(*pair)

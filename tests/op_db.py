@@ -75,9 +75,11 @@ def _clear_of(points, elements):
 
 
 @st.composite
-def same(draw, n=1, domain="real", shape=shapes, avoid=()):
+def same(draw, n=1, domain="real", shape=shapes, avoid=(), distinct=False):
+    """``n`` arrays of one shape; ``distinct``: no two elements closer than 0.1 (ops that select one element)."""
     s = draw(shape)
-    return tuple(draw(hnp.arrays(np.float64, s, elements=_clear_of(avoid, _elems(domain)))) for _ in range(n))
+    elements = st.integers(-30, 30).map(lambda i: i / 10.0) if distinct else _clear_of(avoid, _elems(domain))
+    return tuple(draw(hnp.arrays(np.float64, s, elements=elements, unique=distinct)) for _ in range(n))
 
 
 @st.composite
@@ -868,6 +870,145 @@ ROWS += [
         program=lambda lib, a, b: lib.einsum("ij,kj,kl->il", a, b, a) / 10,
         arity=2,
     ),
+]
+# -- issue 18: frac, unique ---------------------------------------------------------------------------------------
+ROWS += [
+    Row("frac", lambda lib, x: x.frac(), same(domain="away_from_int"), program=lambda lib, t: t.frac() * t),
+    Row(
+        "unique",
+        lambda lib, x: lib.unique(x.round(), return_counts=True)[0],
+        same(),
+        backward_raises="the derivative for '_unique2' is not implemented",
+    ),
+    Row(
+        "unique_dim",
+        lambda lib, x: x.round().unique(dim=-1),
+        same(shape=shapes_1d_up),
+        backward_raises="the derivative for 'unique_dim' is not implemented",
+    ),
+    Row(
+        "unique_consecutive",
+        lambda lib, x: lib.unique_consecutive(x.round()),
+        same(),
+        backward_raises="the derivative for 'unique_consecutive' is not implemented",
+    ),
+    Row(
+        "unique_dim_consecutive",
+        lambda lib, x: lib.unique_consecutive(x.round(), dim=0, return_inverse=True)[0],
+        same(shape=shapes_1d_up),
+        backward_raises="the derivative for 'unique_consecutive' is not implemented",
+    ),
+    # activations
+    Row(
+        "hardswish",
+        lambda lib, x: _fn(lib).hardswish(x),
+        same(avoid=(-3.0, 3.0)),
+        program=lambda lib, t: _fn(lib).hardswish(t * 4),
+    ),
+    Row("hardswish_inplace", lambda lib, x: _fn(lib).hardswish(x * 2, inplace=True), same(avoid=(-1.5, 1.5))),
+    Row("hardsigmoid", lambda lib, x: _fn(lib).hardsigmoid(x * 2), same(avoid=(-1.5, 1.5)), gradgrad=False),
+    Row(
+        "softshrink",
+        lambda lib, x: _fn(lib).softshrink(x),
+        same(avoid=(-0.5, 0.5)),
+        program=lambda lib, t: _fn(lib).softshrink(t, 0.3),
+    ),
+    Row("hardshrink", lambda lib, x: _fn(lib).hardshrink(x, 0.7) * x, same(avoid=(-0.7, 0.7))),
+    Row("threshold", lambda lib, x: _fn(lib).threshold(x, 0.1, 2.0) * x, same(avoid=(0.1,))),
+    Row(
+        "threshold_inplace", lambda lib, x: _fn(lib).threshold(x * 1, -0.5, 3.0, inplace=True) * x, same(avoid=(-0.5,))
+    ),
+    Row(
+        "celu",
+        lambda lib, x: _fn(lib).celu(x, 1.5),
+        same(domain="away_from_zero"),
+        program=lambda lib, t: _fn(lib).celu(t),
+    ),
+    Row("celu_inplace", lambda lib, x: _fn(lib).celu(x * 2, 0.5, inplace=True), same(domain="away_from_zero")),
+    Row(
+        "selu", lambda lib, x: _fn(lib).selu(x), same(domain="away_from_zero"), program=lambda lib, t: _fn(lib).selu(t)
+    ),
+    Row("selu_inplace", lambda lib, x: _fn(lib).selu(x * 1, inplace=True), same(domain="away_from_zero")),
+    Row("mish", lambda lib, x: _fn(lib).mish(x), same(), program=lambda lib, t: _fn(lib).mish(t)),
+    Row(
+        "glu",
+        lambda lib, x: _fn(lib).glu(x.reshape(-1, 2), 1),
+        same(shape=st.sampled_from([(2,), (4,), (2, 3), (3, 2, 2)])),
+        program=lambda lib, t: _fn(lib).glu(lib.cat([t, t * 2], 1), 1),
+    ),
+    Row("glu_dim0", lambda lib, x: _fn(lib).glu(x, 0), shaped((4, 3))),
+    Row("prelu", lambda lib, x, w: _fn(lib).prelu(x, w), shaped((2, 3, 2), (3,), domain="away_from_zero")),
+    Row("prelu_scalar_weight", lambda lib, x, w: _fn(lib).prelu(x, w), shaped((3, 2), (1,), domain="away_from_zero")),
+    Row("prelu_1d", lambda lib, x, w: _fn(lib).prelu(x, w), shaped((4,), (1,), domain="away_from_zero")),
+    Row("softsign", lambda lib, x: _fn(lib).softsign(x), same(domain="away_from_zero")),
+    Row("tanhshrink", lambda lib, x: _fn(lib).tanhshrink(x), same()),
+    Row("softmin", lambda lib, x: _fn(lib).softmin(x, -1), same(shape=shapes_1d_up)),
+    # normalisation and lookup layers
+    Row(
+        "layer_norm",
+        lambda lib, x: _fn(lib).layer_norm(x, x.shape[-1:]),
+        same(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=3)),
+        program=lambda lib, t: _fn(lib).layer_norm(t, (4,)),
+    ),
+    Row(
+        "layer_norm_affine",
+        lambda lib, x, w, b: _fn(lib).layer_norm(x, (2, 3), w, b, eps=1e-3),
+        shaped((2, 2, 3), (2, 3), (2, 3)),
+    ),
+    Row("layer_norm_weight_only", lambda lib, x, w: _fn(lib).layer_norm(x * 2, (3,), w), shaped((2, 3), (3,))),
+    Row(
+        "embedding",
+        lambda lib, w: _fn(lib).embedding(lib.tensor([[0, 2], [2, 1]]), w) * w[:1],
+        shaped((3, 2)),
+        program=lambda lib, t: _fn(lib).embedding(lib.tensor([2, 0, 2]), t),
+    ),
+]
+ROWS += [
+    # elementwise and reductions of issue 18
+    Row(
+        "logaddexp", lambda lib, a, b: lib.logaddexp(a, b), broadcast_pair(), program=lambda lib, t: t.logaddexp(t * 2)
+    ),
+    Row("xlogy", lambda lib, a, b: lib.xlogy(a, b), broadcast_pair(domain="away_from_zero", domain2="positive")),
+    Row("xlogy_scalar_self", lambda lib, b: lib.xlogy(2.5, b), same(domain="positive")),
+    Row("xlogy_scalar_other", lambda lib, a: a.xlogy(1.5), same(domain="away_from_zero")),
+    Row(
+        "nan_to_num",
+        lambda lib, x: x.log().nan_to_num(nan=0.5, neginf=-9.0) * x,
+        same(domain="away_from_zero"),
+    ),
+    Row("nansum", lambda lib, x: x.nansum(), same(), program=lambda lib, t: t.nansum(1, keepdim=True) * t),
+    Row("nansum_dim", lambda lib, x: lib.nansum(x, -1), same(shape=shapes_1d_up)),
+    Row("nanmean", lambda lib, x: x.nanmean(0), same(shape=shapes_1d_up)),
+    Row("median", lambda lib, x: x.median(), same(distinct=True), program=lambda lib, t: t.median() * t),
+    Row("median_dim", lambda lib, x: x.median(-1).values, same(shape=shapes_1d_up, distinct=True)),
+    Row("cummax", lambda lib, x: x.cummax(-1).values, same(shape=shapes_1d_up, distinct=True)),
+    Row("cummin", lambda lib, x: lib.cummin(x, 0)[0], same(shape=shapes_1d_up, distinct=True)),
+    Row(
+        "pairwise_distance",
+        lambda lib, a, b: _fn(lib).pairwise_distance(a, -b),
+        same(2, domain="positive", shape=shapes_1d_up),
+    ),
+    Row(
+        "kl_div",
+        lambda lib, a, b: _fn(lib).kl_div(a, b, reduction="batchmean"),
+        same(2, domain="positive", shape=shapes_1d_up),
+    ),
+    Row(
+        "kl_div_log_target",
+        lambda lib, a, b: _fn(lib).kl_div(a, b, reduction="sum", log_target=True),
+        same(2, shape=shapes_1d_up),
+    ),
+]
+ROWS += [
+    Row("rot90", lambda lib, x: x.rot90(1, (0, -1)), matrices("nm"), program=lambda lib, t: lib.rot90(t, 2)),
+    Row("rot90_neg", lambda lib, x: lib.rot90(x, -1, [1, 0]) * 2, shaped((2, 3, 2))),
+    Row(
+        "index_copy",
+        lambda lib, a, s: a.index_copy(0, lib.tensor([2, 0]), s),
+        shaped((3, 2), (2, 2)),
+        program=lambda lib, t: t.index_copy(1, lib.tensor([3, 1]), t[:, :2] * 2),
+    ),
+    Row("index_copy_", lambda lib, a, s: (a * 1).index_copy_(1, lib.tensor([1]), s), shaped((2, 3), (2, 1))),
 ]
 BY_NAME = {r.name: r for r in ROWS}
 PROGRAM_ROWS = [r for r in ROWS if r.program is not None]

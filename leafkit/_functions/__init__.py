@@ -29,6 +29,8 @@ from . import distance  # noqa: F401,E402  (cosine_similarity)
 from . import promotion  # noqa: F401,E402  (result_type, promote_types, can_cast)
 from . import conv  # noqa: F401,E402  (convolution, convolution_backward, constant_pad_nd)
 from . import pooling  # noqa: F401,E402  (max_pool2d_with_indices, avg_pool2d, _adaptive_avg_pool2d)
+from . import unique_ops  # noqa: F401,E402  (unique, unique_consecutive)
+from . import composite  # noqa: F401,E402  (the surface PyTorch composes: hstack, nonzero, tensor_split ...)
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------

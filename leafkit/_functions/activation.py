@@ -475,3 +475,331 @@ def clamp_min_no_grad(F, t, value):
             t.clamp_(min=value)
         return t
     return array_module(t).maximum(t, value)
+
+
+# -- issue 18: hardswish, hardsigmoid, softshrink, hardshrink, threshold, celu, selu, mish, glu, prelu -------------
+def _float_range(dtype) -> str:
+    """The largest finite value of a float dtype, as C++'s ``operator<<`` prints it (6 significant digits)."""
+    return f"{float(np.finfo(dtype).max):g}"
+
+
+@_opmath
+def _hardswish(self):
+    _floating("hardswish_cpu", self)
+    xp = array_module(self)
+    t = self.dtype.type
+    return as_array(self * xp.minimum(xp.maximum(self + t(3), t(0)), t(6)) / t(6))
+
+
+@_opmath
+def _hardswish_backward(grad_output, self):
+    _floating("hardswish_backward_cpu", self)
+    xp = array_module(self)
+    t = self.dtype.type
+    mid = grad_output * (self / t(3) + t(0.5))
+    return as_array(xp.where(self <= t(-3), t(0), xp.where(self < t(3), mid, grad_output)))
+
+
+hardswish_spec = defop(
+    "hardswish",
+    _hardswish,
+    self=lambda F, grad, self: F.hardswish_backward(grad, self),
+    doc="``x * relu6(x + 3) / 6`` (``HardswishBackward0``).",
+)
+defop(
+    "hardswish_backward",
+    _hardswish_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self: F.hardswish_backward(grad, self),
+    self=lambda F, grad, grad_output, self: F.where(
+        (self > -3.0) & (self < 3.0), F.div_scalar(grad * grad_output, 3.0), 0.0
+    ),
+)
+
+
+@_opmath
+def _hardsigmoid(self):
+    _floating("hardsigmoid_cpu", self)
+    xp = array_module(self)
+    t = self.dtype.type
+    return as_array(xp.minimum(xp.maximum(self + t(3), t(0)), t(6)) / t(6))
+
+
+def _hardsigmoid_backward(grad_output, self):
+    _floating("hardsigmoid_backward_cpu", self)
+    xp = array_module(self)
+    t = grad_output.dtype.type
+    return as_array(xp.where((self > -3) & (self < 3), grad_output / t(6), t(0)))
+
+
+def _no_derivative(name):
+    def formula(F, grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return formula
+
+
+hardsigmoid_spec = defop(
+    "hardsigmoid",
+    _hardsigmoid,
+    self=lambda F, grad, self: F.hardsigmoid_backward(grad, self),
+    doc="``relu6(x + 3) / 6`` (``HardsigmoidBackward0``); PyTorch has no second derivative for it.",
+)
+defop(  # PyTorch defines no derivative for hardsigmoid_backward: a recorded pass shows a NotImplemented node
+    "hardsigmoid_backward",
+    _hardsigmoid_backward,
+    inputs=("grad_output", "self"),
+    node="torch::autograd::NotImplemented",
+    grad_output=_no_derivative("hardsigmoid_backward"),
+    self=_no_derivative("hardsigmoid_backward"),
+)
+
+
+def _softshrink(self, lambd=0.5):
+    _floating("softshrink_check", self)
+    if not 0 <= lambd <= float(np.finfo(self.dtype).max):
+        raise RuntimeError(
+            f"lambda must be in range [0, {_float_range(self.dtype)}] for input dtype {_dtype.word(self.dtype)}, "
+            f"but found {lambd:g}"
+        )
+    xp = array_module(self)
+    t = self.dtype.type
+    lam = t(lambd)
+    return as_array(xp.where(self > lam, self - lam, xp.where(self < -lam, self + lam, self * t(0))))
+
+
+def _shrink_backward(grad_output, self, lambd):
+    xp = array_module(self)
+    lam = self.dtype.type(lambd)
+    return as_array(xp.where((self >= -lam) & (self <= lam), grad_output.dtype.type(0), grad_output))
+
+
+softshrink_spec = defop(
+    "softshrink",
+    _softshrink,
+    self=lambda F, grad, self, lambd: F.softshrink_backward(grad, self, lambd),
+    doc="``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between (``SoftshrinkBackward0``).",
+)
+defop(
+    "softshrink_backward",
+    _shrink_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self, lambd: F.softshrink_backward(grad, self, lambd),
+    self=lambda F, grad: F.zeros_like(grad),
+)
+
+
+def _hardshrink(self, lambd=0.5):
+    _floating("hardshrink_cpu", self)
+    xp = array_module(self)
+    lam = self.dtype.type(lambd)
+    return as_array(xp.where((self >= -lam) & (self <= lam), self.dtype.type(0), self))
+
+
+hardshrink_spec = defop(
+    "hardshrink",
+    _hardshrink,
+    self=lambda F, grad, self, lambd: F.hardshrink_backward(grad, self, lambd),
+    doc="``x`` outside ``[-lambd, lambd]``, 0 inside (``HardshrinkBackward0``).",
+)
+defop(
+    "hardshrink_backward",
+    _shrink_backward,
+    inputs=("grad_output", "self"),
+    grad_output=lambda F, grad, self, lambd: F.hardshrink_backward(grad, self, lambd),
+    self=lambda F, grad: F.zeros_like(grad),
+)
+
+
+def _threshold(self, threshold, value):
+    if self.dtype.kind == "b":
+        raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
+    xp = array_module(self)
+    t = self.dtype.type
+    return as_array(xp.where(self <= threshold, t(value), self))
+
+
+threshold_spec = defop(
+    "threshold",
+    _threshold,
+    self=lambda F, grad, self, threshold: F.threshold_backward(grad, self, threshold),
+    doc="``value`` where ``x <= threshold``, ``x`` elsewhere (``ThresholdBackward0``).",
+)
+
+
+def _celu_check(alpha):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+
+
+def _celu(self, alpha=1.0):
+    _celu_check(alpha)
+    return _elu(self, alpha, 1, 1.0 / alpha)
+
+
+celu_spec = defop(
+    "celu",
+    _celu,
+    self=lambda F, grad, self, alpha: F.elu_backward(grad, self, alpha, 1, 1.0 / alpha, False),
+    doc="CELU, ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``CeluBackward0``).",
+)
+celu_inplace_spec = defop(
+    "celu_",
+    _celu,
+    node="CeluBackward1",
+    self=lambda F, grad, result, alpha: F.elu_backward(grad, result, alpha, 1, 1.0 / alpha, True),
+    doc="In-place CELU (``CeluBackward1``, saves the result).",
+)
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@_opmath
+def _mish(self):
+    _floating("mish_cpu", self)
+    xp = array_module(self)
+    return as_array(self * xp.tanh(xp.log1p(xp.exp(self))))
+
+
+def _mish_backward(F, grad, self):
+    """PyTorch's ``infinitely_differentiable_mish_backward``: ``grad * (tanh(sp) + x * σ(x) * (1 - tanh(sp)^2))``
+    with ``sp = log1p(exp(x))``."""
+    sigmoid = F.sigmoid(self)
+    tanh_softplus = F.tanh(F.log1p(F.exp(self)))
+    return grad * (tanh_softplus + self * sigmoid * one_minus(F, tanh_softplus * tanh_softplus))
+
+
+mish_spec = defop("mish", _mish, self=_mish_backward, doc="Mish, ``x * tanh(softplus(x))`` (``MishBackward0``).")
+
+
+def _glu_halves(self, dim):
+    n = self.shape[dim] // 2
+    xp = array_module(self)
+    idx = [slice(None)] * self.ndim
+    idx[dim] = slice(0, n)
+    a = self[tuple(idx)]
+    idx[dim] = slice(n, 2 * n)
+    return a, self[tuple(idx)], xp
+
+
+def _glu(self, dim=-1):
+    if self.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    _floating("glu_cpu", self)
+    d = dim % self.ndim
+    if self.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {self.shape[d]}")
+    a, b, xp = _glu_halves(self, d)
+    return as_array(a / (1 + xp.exp(-b)))
+
+
+def _glu_backward(grad_output, self, dim):
+    _floating("glu_backward_cpu", self)
+    d = dim % self.ndim
+    a, b, xp = _glu_halves(self, d)
+    s = 1 / (1 + xp.exp(-b))
+    return as_array(xp.concatenate([grad_output * s, grad_output * a * s * (1 - s)], axis=d))
+
+
+def _glu_parts(F, self, dim):
+    d = dim % len(self.shape)
+    n = self.shape[d] // 2
+    a = F.slice(self, d, 0, n, 1)
+    b = F.slice(self, d, n, 2 * n, 1)
+    return a, F.sigmoid(b), d, n
+
+
+def _glu_double_backward_grad_output(F, grad, self, dim):
+    """d(glu_backward)/d(grad_output) applied to ``grad`` (the shape of ``self``): ``g_a * σ(b) + g_b * a * σ'(b)``."""
+    a, s, d, n = _glu_parts(F, self, dim)
+    ga, gb = F.slice(grad, d, 0, n, 1), F.slice(grad, d, n, 2 * n, 1)
+    return ga * s + gb * a * s * one_minus(F, s)
+
+
+def _glu_double_backward(F, grad, grad_output, self, dim):
+    """d(glu_backward)/d(self) applied to ``grad``: ``[g_b * gO * σ'(b), g_a * gO * σ'(b) + g_b * gO * a * σ''(b)]``."""
+    a, s, d, n = _glu_parts(F, self, dim)
+    ga, gb = F.slice(grad, d, 0, n, 1), F.slice(grad, d, n, 2 * n, 1)
+    ds = s * one_minus(F, s)
+    dds = ds * one_minus(F, F.mul_scalar(s, 2.0))
+    return F.cat(d, gb * grad_output * ds, ga * grad_output * ds + gb * grad_output * a * dds)
+
+
+glu_spec = defop(
+    "glu",
+    _glu,
+    self=lambda F, grad, self, dim: F.glu_backward(grad, self, dim),
+    doc="GLU: the first half of ``x`` along ``dim`` times the sigmoid of the second (``GluBackward0``).",
+)
+defop(
+    "glu_backward",
+    _glu_backward,
+    inputs=("grad_output", "self"),
+    grad_output=_glu_double_backward_grad_output,
+    self=_glu_double_backward,
+)
+
+
+@_opmath
+def _prelu_kernel(self, weight):
+    xp = array_module(self)
+    return as_array(xp.where(self > 0, self, weight * self))
+
+
+@_opmath
+def _prelu_kernel_backward(grad_output, self, weight):
+    """(grad_self, grad_weight), both of the input's shape: the engine sums grad_weight down to the weight's
+    broadcast shape (``SumBackward1`` when recorded), as PyTorch's does."""
+    xp = array_module(self)
+    pos = self > 0
+    gi = xp.where(pos, grad_output, weight * grad_output)
+    gw = xp.where(pos, self.dtype.type(0), self * grad_output)
+    return as_array(gi), as_array(gw)
+
+
+def _prelu_double_backward(F, grads, grad_output, self, weight, grad_input_mask):
+    """The derivatives of ``_prelu_kernel_backward`` (gI = gO * (x > 0 ? 1 : w), gW = x <= 0 ? x * gO : 0),
+    contracted with the incoming gradients ``grads = (ggI, ggW)``: for grad_output, self and weight."""
+    ggi, ggw = grads[0], grads[1]
+    pos = type_as(F, self > 0, grad_output)
+    neg = one_minus(F, pos)
+    out_go = out_self = out_w = None
+    terms = []
+    if ggi is not None:
+        terms.append(ggi * (pos + neg * weight))
+    if ggw is not None:
+        terms.append(ggw * neg * self)
+    if grad_input_mask[0] and terms:
+        out_go = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    if grad_input_mask[1] and ggw is not None:
+        out_self = ggw * neg * grad_output
+    if grad_input_mask[2] and ggi is not None:
+        out_w = ggi * neg * grad_output  # of the input's shape; the engine sums it to the weight's
+    return out_go, out_self, out_w
+
+
+prelu_kernel_spec = defop(
+    "_prelu_kernel",
+    _prelu_kernel,
+    inputs=("self", "weight"),
+    node="PreluKernelBackward0",
+    **{
+        "self, weight": lambda F, grad, self, weight: F._prelu_kernel_backward(grad, self, weight),
+    },
+    doc="PReLU: ``x`` for x > 0, ``weight * x`` otherwise, ``weight`` broadcast (``PreluKernelBackward0``).",
+)
+defop(
+    "_prelu_kernel_backward",
+    _prelu_kernel_backward,
+    inputs=("grad_output", "self", "weight"),
+    outputs=("grad_self", "grad_weight"),
+    node="PreluKernelBackwardBackward0",
+    **{"grad_output, self, weight": _prelu_double_backward},
+)
+threshold_inplace_spec = defop(
+    "threshold_",
+    _threshold,
+    node="ThresholdBackward1",
+    self=lambda F, grad, self, threshold: F.threshold_backward(grad, self, threshold),
+    doc="In-place threshold (``ThresholdBackward1``; the formula reads the input before the change).",
+)

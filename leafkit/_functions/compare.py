@@ -64,7 +64,15 @@ def _logical(np_logical, np_bitwise, name):
         o = _other_array(self, other)
         if o is None:
             return NotImplemented
-        fn = np_logical if self._data.dtype.kind == "b" else np_bitwise
+        kinds = (self._data.dtype.kind, getattr(o, "dtype", np.dtype(type(o))).kind)
+        if self._data.dtype.kind == "b" and kinds[1] == "b":
+            fn = np_logical
+        else:
+            for k, d in ((kinds[0], self._data.dtype), (kinds[1], getattr(o, "dtype", None))):
+                if k == "f":
+                    word = _dtype.word(d) if d is not None else "Float"
+                    raise NotImplementedError(f"\"bitwise_{name.strip('_')}_cpu\" not implemented for '{word}'")
+            fn = np_bitwise
         return Tensor._make(as_array(fn(self._data, o)), self._device)
 
     op.__name__ = name

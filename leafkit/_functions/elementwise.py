@@ -259,6 +259,21 @@ for _name, _fn in (("round", np.round), ("floor", np.floor), ("ceil", np.ceil), 
     )
 
 
+def _frac(self):
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_dtype.word(self.dtype)}'")
+    return as_array(self - np.trunc(self))
+
+
+unary(
+    "frac",
+    _frac,
+    self=lambda F, grad: grad,
+    doc="The fractional part ``x - trunc(x)``, with the sign of ``x`` (``FracBackward0``); its gradient is 1, as in "
+    "PyTorch (which ignores the jumps at the integers). Integer and bool input raise NotImplementedError.",
+)
+
+
 def _round_decimals(self, decimals):
     """PyTorch's kernel: ``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for d < 0), in the
     input's dtype (float32 for float16)."""
@@ -1946,3 +1961,148 @@ def remainder_(self, other):
 
 
 _install_operators()
+
+
+# -- issue 18: logaddexp, xlogy, nan_to_num ---------------------------------------------------------------------------
+def _logaddexp(self, other):
+    a, b = prep(self, other)
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"logaddexp_cpu\" not implemented for '{_dtype.word(a.dtype)}'")
+    xp = array_module(a)
+    m = xp.maximum(a, b)
+    same_inf = xp.isinf(a) & (a == b)  # inf with inf (or -inf with -inf) is that infinity, not nan
+    return as_array(xp.where(same_inf, a, m + xp.log1p(xp.exp(-xp.abs(a - b)))))
+
+
+logaddexp_spec = defop(
+    "logaddexp",
+    _logaddexp,
+    inputs=("self", "other"),
+    self=lambda F, grad, self, other: grad / F.add_scalar(F.exp(other - self), 1),
+    other=lambda F, grad, self, other: grad / F.add_scalar(F.exp(self - other), 1),
+)
+_logaddexp_fn, _logaddexp_ = _two_tensors(
+    "logaddexp",
+    logaddexp_spec,
+    """``log(exp(input) + exp(other))`` without overflow (``LogaddexpBackward0``): float tensors that broadcast
+    together; d/dinput is ``1 / (1 + exp(other - input))``.""",
+)
+public("logaddexp")(_logaddexp_fn)
+
+
+def _xlogy_number(v, like):
+    """A Python number beside an array: the array's float dtype, else the default float dtype."""
+    dt = like.dtype if like.dtype.kind == "f" else _dtype.get_default_dtype().np
+    return np.asarray(v, dtype=dt)
+
+
+def _xlogy(self, other):
+    if not hasattr(self, "dtype"):
+        self = _xlogy_number(self, other)
+    if not hasattr(other, "dtype"):
+        other = _xlogy_number(other, self)
+    a, b = prep(self, other)
+    if a.dtype.kind != "f":
+        a, b = to_float(a), to_float(b)
+    xp = array_module(a)
+    return as_array(xp.where((a == 0) & ~xp.isnan(b), a.dtype.type(0), a * xp.log(b)))
+
+
+def _xlogy_self(F, grad, self, other):
+    """PyTorch's ``xlogy(grad, other)``, 0 where ``self == 0`` and ``other <= 0`` (with a number ``other``, only
+    ``xlogy(grad, other)``)."""
+    if not hasattr(other, "shape"):
+        return F.xlogy_scalar_other(grad, other)
+    return F.masked_fill(F.xlogy(grad, other), (self == 0) & (other <= 0), 0.0)
+
+
+def type_like_mask(F, mask, like):
+    """A bool mask as ``like``'s dtype, not recorded."""
+    if F.records:
+        return Tensor._make(mask._data.astype(like._data.dtype), like._device)
+    return mask.astype(like.dtype)
+
+
+xlogy_spec = defop(
+    "xlogy",
+    _xlogy,
+    inputs=("self", "other"),
+    self=_xlogy_self,
+    other=lambda F, grad, self, other: grad * self / other,
+)
+xlogy_scalar_self_spec = defop(
+    "xlogy_scalar_self",
+    _xlogy,
+    inputs=("self", "other"),
+    node="XlogyBackward1",
+    nondiff=("self",),
+    other=lambda F, grad, self, other: F.mul_scalar(grad, self) / other,
+)
+xlogy_scalar_other_spec = defop(
+    "xlogy_scalar_other",
+    _xlogy,
+    node="XlogyBackward2",
+    self=_xlogy_self,
+)
+
+
+@public("xlogy")
+def xlogy(input, other):
+    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN) (``XlogyBackward0``; a number as
+    either argument: ``XlogyBackward1``/``XlogyBackward2``).  Integer input gives the default float dtype."""
+    if not isinstance(input, Tensor):
+        check_tensor("xlogy", "other", other, 2)
+        return apply(xlogy_scalar_self_spec, (input, other))
+    check_tensor("xlogy", "input", input)
+    if not isinstance(other, Tensor):
+        return apply(xlogy_scalar_other_spec, (input, operand(other, "xlogy")))
+    return apply(xlogy_spec, (input, other))
+
+
+@public("xlogy_", function=False)
+def xlogy_(self, other):
+    """In-place :meth:`xlogy`."""
+    if isinstance(other, Tensor):
+        return inplace(self, xlogy_spec, (self, other))
+    return inplace(self, xlogy_scalar_other_spec, (self, operand(other, "xlogy_")))
+
+
+def _finite_mask(F, self, like):
+    """``isfinite(self)`` as ``like``'s dtype, not recorded (a constant of the formula)."""
+    if F.records:
+        return Tensor._make(array_module(self._data).isfinite(self._data).astype(like._data.dtype), like._device)
+    return array_module(self).isfinite(self).astype(like.dtype)
+
+
+def _nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    if self.dtype.kind != "f":
+        return as_array(self.copy())
+    xp = array_module(self)
+    info = np.finfo(self.dtype)
+    t = self.dtype.type
+    hi = t(info.max if posinf is None else posinf)
+    lo = t(info.min if neginf is None else neginf)
+    out = xp.where(xp.isnan(self), t(nan), self)
+    out = xp.where(out == np.inf, hi, out)
+    return as_array(xp.where(out == -np.inf, lo, out))
+
+
+nan_to_num_spec = defop(
+    "nan_to_num",
+    _nan_to_num,
+    self=lambda F, grad, self: grad * _finite_mask(F, self, grad),
+)
+
+
+@public("nan_to_num")
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN to ``nan``, +inf to ``posinf`` (default: the dtype's largest value), -inf to ``neginf`` (its smallest)
+    (``NanToNumBackward0``; the gradient is 0 where the element was not finite).  Integer input is copied."""
+    check_tensor("nan_to_num", "input", input)
+    return apply(nan_to_num_spec, (input, float(nan), posinf, neginf))
+
+
+@public("nan_to_num_", function=False)
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    """In-place :meth:`nan_to_num`."""
+    return inplace(self, nan_to_num_spec, (self, float(nan), posinf, neginf))

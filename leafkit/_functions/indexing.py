@@ -717,3 +717,60 @@ def index_fill_(self, dim, index, value):
     """In-place :meth:`index_fill` (node ``IndexFillBackward0`` / ``IndexFillBackward1``)."""
     spec, args = _index_fill_args(self, dim, index, value, "index_fill_")
     return inplace(self, spec, args)
+
+
+# -- issue 18: index_copy ---------------------------------------------------------------------------------------------
+def _index_copy(self, index, source, dim):
+    xp = array_module(self)
+    out = self.copy()
+    idx = index.reshape(-1)
+    n = self.shape[dim] if self.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index_copy_(): index {int(idx.max() if idx.max() >= n else idx.min())} is out of bounds")
+    if not self.ndim:
+        return as_array(xp.asarray(source).reshape(()).astype(self.dtype))
+    moved = xp.moveaxis(out, dim, 0)
+    src = xp.moveaxis(source.reshape(source.shape if source.ndim else (1,)), dim if source.ndim else 0, 0)
+    moved[idx] = src
+    return as_array(out)
+
+
+index_copy_spec = defop(
+    "index_copy",
+    _index_copy,
+    inputs=("self", "index", "source"),
+    nondiff=("index",),
+    self=lambda F, grad, dim, index: F.index_fill(grad, index, 0, dim),
+    source=lambda F, grad, dim, index, source_sym_sizes: _index_add_source_backward(
+        F, grad, dim, index, source_sym_sizes, 1
+    ),
+)
+
+
+def _index_copy_check(input, dim, index, source, name):
+    check_tensor(name, "input", input)
+    _index_tensor(index, name)
+    check_tensor(name, "source", source, 4)
+    if index.dtype != _dtype.int64:  # PyTorch's kernel names its in-place form in both cases
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {index.dtype.word}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(
+            f"index_copy_(): self and source expected to have the same dtype, but got (self) {input.dtype.word} and "
+            f"(source) {source.dtype.word}"
+        )
+    return _dim(dim, input._data.ndim)
+
+
+@public("index_copy")
+def index_copy(input, dim, index, source):
+    """A copy of ``input`` with the slices at ``index`` along ``dim`` replaced by those of ``source``
+    (``IndexCopyBackward0``): the replaced slices pass no gradient to ``input``, ``source`` gets theirs."""
+    d = _index_copy_check(input, dim, index, source, "index_copy")
+    return apply(index_copy_spec, (input, index, source, d))
+
+
+@public("index_copy_", function=False)
+def index_copy_(self, dim, index, source):
+    """In-place :meth:`index_copy`."""
+    d = _index_copy_check(self, dim, index, source, "index_copy_")
+    return inplace(self, index_copy_spec, (self, index, source, d))

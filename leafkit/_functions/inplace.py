@@ -27,7 +27,7 @@ from ..autograd.graph import SavedVariable
 from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, warn_user
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
-from .views import CopySlices, Invalid, make_node, rebase_message, refresh_view, strided_geometry, view_index
+from .views import CopySlices, Invalid, make_node, rebase_message, strided_geometry, view_index
 
 PARTIAL_OVERLAP_MESSAGE = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
@@ -181,8 +181,8 @@ def inplace(t, spec, args):
                 f"{t._device} and {a._device}!"
             )
     base = t._base
-    if base is not None and t._version_counter[0] != t._attr_version:
-        refresh_view(t)
+    if base is not None:
+        t._fresh()  # a new grad_fn after an earlier in-place change; requires_grad following the base
     needs_grad = _state.enabled and (
         t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args[1:])
     )

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import array_module, as_array
+from .._tensor import Tensor
 from ._registry import defop
 
 __all__ = ["native_batch_norm_spec", "native_batch_norm_backward_spec"]
@@ -239,4 +240,217 @@ native_batch_norm_backward_spec = defop(
     outputs=("result0", "result1", "result2"),
     doc="The derivative of ``native_batch_norm``: (grad_input, grad_weight, grad_bias).",
     **{"grad_out, input, weight": _double_backward},
+)
+
+
+# -- layer normalisation (NativeLayerNormBackward0) --------------------------------------------------------------------
+# ``native_layer_norm(input, normalized_shape, weight, bias, eps) -> (output, mean, rstd)`` normalises over the last
+# ``len(normalized_shape)`` dims; ``mean`` and ``rstd`` keep those dims with size 1, as PyTorch's do.  Its derivative
+# is the op ``native_layer_norm_backward`` (``NativeLayerNormBackwardBackward0`` when recorded), whose own
+# derivatives are the second derivatives below, written with F ops.
+def _ln_axes(shape, normalized_shape):
+    k = len(normalized_shape)
+    return tuple(range(len(shape) - k, len(shape))), int(np.prod(normalized_shape)) if k else 1
+
+
+def _native_layer_norm(input, weight, bias, normalized_shape, eps):
+    axes, n = _ln_axes(input.shape, normalized_shape)
+    dt = input.dtype
+    x = input.astype(_acc(dt), copy=False)
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(axis=axes, keepdims=True)
+    rstd = 1.0 / array_module(x).sqrt(var + eps)
+    out = centred * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return as_array(out.astype(dt)), as_array(mean.astype(dt)), as_array(rstd.astype(dt))
+
+
+def _native_layer_norm_backward(grad_out, input, mean, rstd, weight, bias, normalized_shape, output_mask):
+    """(grad_input, grad_weight, grad_bias): ``rstd * (g - mean(g) - xhat * mean(g * xhat))`` with
+    ``g = grad_out * weight``; the sums of ``grad_out * xhat`` and ``grad_out`` over the batch dims."""
+    xp = array_module(grad_out)
+    axes, n = _ln_axes(input.shape, normalized_shape)
+    dt = input.dtype
+    acc = _acc(dt)
+    xhat = (input.astype(acc, copy=False) - mean.astype(acc)) * rstd.astype(acc)
+    go = grad_out.astype(acc, copy=False)
+    batch = tuple(range(input.ndim - len(axes)))
+    wshape = tuple(normalized_shape)
+    if output_mask[0]:
+        g = go * weight.astype(acc) if weight is not None else go
+        gi = rstd.astype(acc) * (
+            g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True)
+        )
+        gi = gi.astype(dt)
+    else:
+        gi = xp.zeros(input.shape, dtype=dt)
+    wdt = weight.dtype if weight is not None else dt
+    gw = (go * xhat).sum(axis=batch).reshape(wshape).astype(wdt) if output_mask[1] else xp.zeros(wshape, wdt)
+    bdt = bias.dtype if bias is not None else dt
+    gb = go.sum(axis=batch).reshape(wshape).astype(bdt) if output_mask[2] else xp.zeros(wshape, bdt)
+    return as_array(gi), as_array(gw), as_array(gb)
+
+
+def _ln_first(F, grad, input, weight, bias, result1, result2, normalized_shape, grad_input_mask):
+    return F.native_layer_norm_backward(grad, input, result1, result2, weight, bias, normalized_shape, grad_input_mask)
+
+
+native_layer_norm_spec = defop(
+    "native_layer_norm",
+    _native_layer_norm,
+    inputs=("input", "weight", "bias"),
+    outputs=("result0", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"),
+    doc="Layer normalisation over the last dims (``torch.native_layer_norm``): (output, mean, rstd).",
+    **{"input, weight, bias": _ln_first},
+)
+
+
+def _ln_double_backward(F, grads, grad_out, input, mean, rstd, weight, normalized_shape, grad_input_mask):
+    """The derivatives of ``native_layer_norm_backward`` for grad_out, input and weight (PyTorch's
+    ``layer_norm_double_backward``), given the incoming gradients ``(ggI, ggW, ggB)``.
+
+    Per row (the normalised dims, N elements) with ``xh = (x - mean) * rstd``, ``P(v) = v - mean(v) - xh *
+    mean(v * xh)`` and ``a = gO * w``: grad_input = rstd * P(a) gives, for ggI = u, ``d/dx = -rstd^2 / N * (xh *
+    (sum(u a) - mean(a) sum(u) - mean(a xh) sum(u xh)) + sum(u xh) (a - mean(a) - xh mean(a xh)) + mean(a xh)
+    (N u - sum(u) - xh sum(u xh)))``; grad_weight = sum(gO * xh) gives ``rstd * P(ggW * gO)``; grad_grad_out is
+    ``w * rstd * P(ggI) + ggW * xh + ggB`` and grad_weight of it ``sum over the batch of gO * rstd * P(ggI)``.
+    """
+    ggi, ggw, ggb = grads[0], grads[1], grads[2]
+    axes, n = _ln_axes(tuple(input.shape), normalized_shape)
+    xh = (input - mean) * rstd
+
+    def rsum(t):
+        return F.sum_dim(t, axes, True)
+
+    def project(v):
+        return v - F.div_scalar(rsum(v), n) - xh * F.div_scalar(rsum(v * xh), n)
+
+    a = grad_out * weight if weight is not None else grad_out
+    need_go, need_in, need_w = grad_input_mask
+    g_go = g_in = g_w = None
+    if need_go:
+        terms = []
+        if ggi is not None:
+            p = rstd * project(ggi)
+            terms.append(p * weight if weight is not None else p)
+        if ggw is not None:
+            terms.append(ggw * xh)
+        if ggb is not None:
+            terms.append(ggb + F.zeros_like(grad_out))
+        if terms:
+            g_go = terms[0]
+            for t in terms[1:]:
+                g_go = g_go + t
+    if need_in:
+        terms = []
+        rstd2 = rstd * rstd
+        if ggi is not None:
+            u = ggi
+            s_u, s_ua, s_ux = rsum(u), rsum(u * a), rsum(u * xh)
+            m_a, m_ax = F.div_scalar(rsum(a), n), F.div_scalar(rsum(a * xh), n)
+            inner = xh * (s_ua - m_a * s_u - m_ax * s_ux) + s_ux * (a - m_a - xh * m_ax)
+            inner = inner + m_ax * (F.mul_scalar(u, float(n)) - s_u - xh * s_ux)
+            terms.append(F.div_scalar(-rstd2 * inner, n))
+        if ggw is not None:
+            terms.append(rstd * project(ggw * grad_out))
+        if terms:
+            g_in = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    if need_w and ggi is not None and weight is not None:
+        g_w = F.sum_to(grad_out * rstd * project(ggi), tuple(weight.shape))
+    return g_go, g_in, g_w
+
+
+native_layer_norm_backward_spec = defop(
+    "native_layer_norm_backward",
+    _native_layer_norm_backward,
+    inputs=("grad_out", "input", "mean", "rstd", "weight", "bias"),
+    outputs=("result0", "result1", "result2"),
+    doc="The derivative of ``native_layer_norm``: (grad_input, grad_weight, grad_bias).",
+    mean=lambda F, grad: _ln_not_implemented("mean"),
+    rstd=lambda F, grad: _ln_not_implemented("rstd"),
+    **{"grad_out, input, weight": _ln_double_backward},
+)
+
+
+def _ln_not_implemented(name):
+    raise RuntimeError(f"derivative for native_layer_norm_backward {name} is not implemented")
+
+
+# -- embedding (EmbeddingBackward0) ------------------------------------------------------------------------------------
+# ``embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)``: the rows of ``weight`` at ``indices``.  Its
+# derivative is ``embedding_dense_backward`` (``EmbeddingDenseBackwardBackward0`` when recorded): the gradient rows
+# added up per index (scaled by 1 / count with ``scale_grad_by_freq``), none for ``padding_idx``.
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    xp = array_module(weight)
+    flat = indices.reshape(-1)
+    n = weight.shape[0]
+    if flat.size and (flat.min() < 0 or flat.max() >= n):
+        raise IndexError("index out of range in self")
+    return as_array(xp.take(weight, flat, axis=0).reshape(indices.shape + weight.shape[1:]))
+
+
+def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    xp = array_module(grad_output)
+    flat = indices.reshape(-1)
+    d = grad_output.shape[-1]
+    g = grad_output.reshape(-1, d)
+    if scale_grad_by_freq:
+        counts = xp.bincount(flat, minlength=num_weights)
+        g = g / counts[flat].reshape(-1, 1).astype(g.dtype)
+    if padding_idx >= 0:
+        g = g * (flat != padding_idx).reshape(-1, 1).astype(g.dtype)
+    out = xp.zeros((num_weights, d), dtype=grad_output.dtype)
+    if xp is np:
+        np.add.at(out, flat, g)
+    else:  # CuPy
+        import cupyx
+
+        cupyx.scatter_add(out, flat, g)
+    return as_array(out)
+
+
+def _embedding_dense_double_backward(F, grad, indices, padding_idx, scale_grad_by_freq):
+    """The derivative of ``embedding_dense_backward`` for grad_output: the rows of ``grad`` at ``indices`` (zero at
+    ``padding_idx``, divided by the counts with ``scale_grad_by_freq``), PyTorch's
+    ``embedding_dense_double_backward``."""
+    out = F.embedding(grad, indices, -1, False, False)
+    xp_like = indices if not F.records else indices._data
+    xp = array_module(xp_like)
+    if scale_grad_by_freq or padding_idx >= 0:
+        flat = xp_like.reshape(-1)
+        scale = xp.ones(flat.shape, dtype=np.float64)
+        if scale_grad_by_freq:
+            counts = xp.bincount(flat, minlength=int(flat.max()) + 1 if flat.size else 0)
+            scale = scale / counts[flat]
+        if padding_idx >= 0:
+            scale = scale * (flat != padding_idx)
+        shape = tuple(xp_like.shape) + (1,)
+        mask = scale.reshape(shape).astype(grad._data.dtype if F.records else grad.dtype)
+        out = out * (Tensor._make(mask, out._device) if F.records else mask)
+    return out
+
+
+embedding_spec = defop(
+    "embedding",
+    _embedding,
+    inputs=("weight", "indices"),
+    nondiff=("indices",),
+    weight=lambda F, grad, weight_sym_sizes, indices, padding_idx, scale_grad_by_freq: F.embedding_dense_backward(
+        grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq
+    ),
+    doc="The rows of ``weight`` at ``indices`` (``EmbeddingBackward0``).",
+)
+defop(
+    "embedding_dense_backward",
+    _embedding_dense_backward,
+    inputs=("grad_output", "indices"),
+    nondiff=("indices",),
+    grad_output=lambda F, grad, indices, padding_idx, scale_grad_by_freq: _embedding_dense_double_backward(
+        F, grad, indices, padding_idx, scale_grad_by_freq
+    ),
 )

@@ -1078,3 +1078,181 @@ def log_softmax(input, dim, dtype=None):
     check_tensor("log_softmax", "input", input)
     src = input.to(dtype) if dtype is not None else input
     return apply(log_softmax_spec, (src, _dim(dim, src._data.ndim)))
+
+
+# -- issue 18: nansum, nanmean, median, cummax/cummin, norm(p, dim) --------------------------------------------------
+def _nansum(self, dim=None, keepdim=False):
+    xp = array_module(self)
+    if self.dtype.kind == "b":
+        return as_array(self.sum(axis=dim, keepdims=keepdim, dtype=np.int64))
+    dt = np.int64 if self.dtype.kind in "iu" else self.dtype
+    return as_array(xp.nansum(self, axis=dim, keepdims=keepdim).astype(dt, copy=False))
+
+
+def _nansum_backward(F, grad, self, dim, keepdim):
+    """``grad`` spread back over ``self`` (``expand``), zero where ``self`` is NaN (PyTorch's ``nansum_backward``)."""
+    shape = tuple(self.shape)
+    if dim is not None and not keepdim and shape:
+        for d in sorted(dim):
+            grad = F.unsqueeze(grad, d)
+    keep = type_like(F, F.isnan(self), grad, invert=True)
+    return F.expand(grad, shape) * keep
+
+
+def type_like(F, mask, like, invert=False):
+    """A bool mask as ``like``'s dtype (``1 - mask`` with ``invert``), never recorded."""
+    if F.records:
+        arr = mask._data if not invert else ~mask._data
+        return Tensor._make(arr.astype(like._data.dtype), like._device)
+    return (~mask if invert else mask).astype(like.dtype)
+
+
+nansum_spec = defop("nansum", _nansum, self=_nansum_backward)
+
+
+@public("nansum")
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """The sum treating NaN as zero (``NansumBackward0``): all elements, or along ``dim``; integer and bool input
+    sum to int64.  The gradient is 1 where the element is a number and 0 where it is NaN."""
+    check_tensor("nansum", "input", input)
+    src = input.to(dtype) if dtype is not None else input
+    dims = _dims(dim, src._data.ndim) if dim is not None else None
+    return apply(nansum_spec, (src, dims, bool(keepdim)))
+
+
+@public("nanmean")
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the elements that are not NaN, as PyTorch composes it: ``nansum(x) / count`` (``DivBackward0``
+    over ``NansumBackward0``).  Floating input only ("nanmean(): expected input to have floating point or complex
+    dtype but got Long")."""
+    check_tensor("nanmean", "input", input)
+    if not input.is_floating_point():
+        raise RuntimeError(
+            f"nanmean(): expected input to have floating point or complex dtype but got {input.dtype.word}"
+        )
+    src = input.to(dtype) if dtype is not None else input
+    count = (~src.isnan()).sum(dim=dim, keepdim=keepdim) if dim is not None else (~src.isnan()).sum()
+    return nansum(src, dim, keepdim) / count
+
+
+def _median_all(self):
+    if self.size == 0:
+        return as_array(array_module(self).asarray(np.nan, dtype=self.dtype))
+    flat = self.reshape(-1)
+    xp = array_module(self)
+    if self.dtype.kind == "f" and bool(xp.isnan(flat).any()):
+        return as_array(xp.asarray(np.nan, dtype=self.dtype))
+    return as_array(xp.sort(flat)[(flat.size - 1) // 2])
+
+
+median_spec = defop("median", _median_all, self=_evenly_distribute)
+
+
+def _median_dim(self, dim, keepdim=False):
+    xp = array_module(self)
+    if not self.ndim:
+        return self.copy(), xp.asarray(0, dtype=np.int64)
+    if self.shape[dim] == 0:
+        raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
+    order = xp.argsort(self, axis=dim, kind="stable")
+    k = (self.shape[dim] - 1) // 2
+    idx = xp.take(order, [k], axis=dim)
+    if self.dtype.kind == "f":  # a slice with NaN has median NaN, at the first NaN's index
+        nan = xp.isnan(self)
+        has_nan = nan.any(axis=dim, keepdims=True)
+        first_nan = xp.argmax(nan, axis=dim, keepdims=True)
+        idx = xp.where(has_nan, first_nan, idx)
+    vals = xp.take_along_axis(self, idx, axis=dim)
+    if not keepdim:
+        idx, vals = xp.squeeze(idx, dim), xp.squeeze(vals, dim)
+    return as_array(vals), as_array(idx.astype(np.int64))
+
+
+median_dim_spec = defop(
+    "median_dim",
+    _median_dim,
+    node="MedianBackward1",
+    outputs=("values", "indices"),
+    nondiff_outputs=("indices",),
+    self=_value_selecting_backward,
+)
+
+
+@public("median")
+def median(input, dim=None, keepdim=False):
+    """The lower median of all elements (``MedianBackward0``; tied elements share the gradient; NaN if any element
+    is NaN), or with ``dim`` a ``(values, indices)`` named tuple (``MedianBackward1``)."""
+    check_tensor("median", "input", input)
+    if dim is None:
+        return apply(median_spec, (input,))
+    return return_types.median(apply(median_dim_spec, (input, _dim(dim, input._data.ndim), bool(keepdim))))
+
+
+def _cumextremum(better):
+    def forward(self, dim):
+        xp = array_module(self)
+        if not self.ndim:
+            return self.copy(), xp.asarray(0, dtype=np.int64)
+        moved = xp.moveaxis(self, dim, 0)
+        vals = moved.copy()
+        idx = xp.zeros(moved.shape, dtype=np.int64)
+        best, best_i = moved[0].copy(), xp.zeros(moved.shape[1:], dtype=np.int64)
+        nan_seen = xp.isnan(best) if self.dtype.kind == "f" else None
+        for i in range(1, moved.shape[0]):
+            x = moved[i]
+            take = better(x, best)
+            if nan_seen is not None:  # NaN wins and stays, as in PyTorch
+                take = (take | xp.isnan(x)) & ~nan_seen
+                nan_seen = nan_seen | xp.isnan(x)
+            best = xp.where(take, x, best)
+            best_i = xp.where(take, i, best_i)
+            vals[i], idx[i] = best, best_i
+        return as_array(xp.moveaxis(vals, 0, dim)), as_array(xp.moveaxis(idx, 0, dim))
+
+    return forward
+
+
+def _cumextremum_backward(F, grad, dim, indices, self):
+    """PyTorch's ``cummaxmin_backward``: each gradient added at the index of the running extreme it came from."""
+    if not tuple(self.shape):
+        return grad
+    return F.scatter_add(F.new_zeros(tuple(self.shape), grad), indices, grad, dim)
+
+
+cummax_spec = defop(
+    "cummax",
+    _cumextremum(lambda x, best: x >= best),
+    outputs=("values", "indices"),
+    nondiff_outputs=("indices",),
+    self=_cumextremum_backward,
+)
+cummin_spec = defop(
+    "cummin",
+    _cumextremum(lambda x, best: x <= best),
+    outputs=("values", "indices"),
+    nondiff_outputs=("indices",),
+    self=_cumextremum_backward,
+)
+
+
+@public("cummax")
+def cummax(input, dim):
+    """The running maximum along ``dim`` and where it was (``CummaxBackward0``): a ``(values, indices)`` named
+    tuple; a tie takes the later index, NaN propagates."""
+    check_tensor("cummax", "input", input)
+    return return_types.cummax(apply(cummax_spec, (input, _dim(dim, input._data.ndim))))
+
+
+@public("cummin")
+def cummin(input, dim):
+    """The running minimum along ``dim`` and where it was (``CumminBackward0``)."""
+    check_tensor("cummin", "input", input)
+    return return_types.cummin(apply(cummin_spec, (input, _dim(dim, input._data.ndim))))
+
+
+norm_dim_spec = defop("norm_dim", _vector_norm, node="NormBackward1", self=_norm_backward)
+
+
+def norm_dim(input, p, dim, keepdim=False):
+    """ATen's ``norm(input, p, dim, keepdim)`` overload (``NormBackward1``), which ``pairwise_distance`` runs."""
+    return apply(norm_dim_spec, (input, p if p in (1, 2) else float(p), _dims(dim, input._data.ndim), bool(keepdim)))

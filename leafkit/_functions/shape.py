@@ -1148,3 +1148,39 @@ def storage_offset(self):
     (2, 3) tensor is 3); 0 for a tensor that owns its storage. An int."""
     base = self._base if self._base is not None else self
     return (self.data_ptr() - base.untyped_storage().data_ptr()) // self._data.dtype.itemsize
+
+
+# -- issue 18: rot90 --------------------------------------------------------------------------------------------------
+def _rot90(self, k, dims):
+    return as_array(array_module(self).rot90(self, k, axes=dims).copy())
+
+
+rot90_spec = defop(
+    "rot90",
+    _rot90,
+    self=lambda F, grad, k, dims: F.rot90(grad, -k, dims),
+    doc="Rotate by ``k`` quarter turns in the plane of ``dims`` (``Rot90Backward0``), a copy.",
+)
+
+
+@public("rot90")
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate ``input`` by ``k`` quarter turns from the first of ``dims`` towards the second (``Rot90Backward0``;
+    the gradient rotates back).  A copy, not a view.
+
+    Raises
+    ------
+    RuntimeError
+        "expected total rotation dims == 2, but got dims = 3"; "expected total dims >= 2, but got total dims = 1";
+        "expected rotation dims to be different, but got dim0 = 0 and dim1 = 0".
+    """
+    check_tensor("rot90", "input", input)
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
+    d0, d1 = _dim(dims[0], input.dim()), _dim(dims[1], input.dim())
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    return apply(rot90_spec, (input, int(k) % 4, (d0, d1)))

@@ -205,6 +205,7 @@ def refresh_view(view) -> None:
     """
     base = view._base
     view._attr_version = view._version_counter[0]
+    view._rg_from_base = False
     if base._requires_grad and view._creation_meta is not None:
         message = rebase_message(view, indirect=True)
         view._grad_fn = make_node(Invalid, [], [], view._device)

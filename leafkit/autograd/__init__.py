@@ -25,6 +25,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .graph import AccumulateGrad, Node  # noqa: F401
+from .variable import Variable
 
 __all__ = [
     "backward",
@@ -45,6 +46,7 @@ __all__ = [
     "Node",
     "AccumulateGrad",
     "functional",
+    "Variable",
 ]
 
 _warned_cycle = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)

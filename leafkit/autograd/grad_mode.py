@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 __all__ = [
     "no_grad",
@@ -59,33 +60,23 @@ class _DecoratorContextManager:
     def clone(self):
         return self.__class__()
 
-    def __call__(self, func):
-        if inspect.isclass(func):
-            raise RuntimeError(
-                "Decorating classes is deprecated and will be disabled in future versions. "
-                "You should only decorate functions or methods."
+    def __call__(self, orig_func):
+        if inspect.isclass(orig_func):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You should only decorate "
+                "functions or methods. To preserve the current behavior of class decoration, you can directly "
+                "decorate the `__init__` method and nothing else.",
+                FutureWarning,
+                stacklevel=2,
             )
+
+            def func(*args, **kwargs):
+                return orig_func(*args, **kwargs)
+
+        else:
+            func = orig_func
         if inspect.isgeneratorfunction(func):
-
-            @functools.wraps(func)
-            def gen_wrapper(*args, **kwargs):
-                gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        with self.clone():
-                            gen.close()
-                        raise
-                    try:
-                        with self.clone():
-                            response = gen.send(request)
-                    except StopIteration as e:
-                        return e.value
-
-            return gen_wrapper
+            return _wrap_generator(self.clone, func)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -93,6 +84,36 @@ class _DecoratorContextManager:
                 return func(*args, **kwargs)
 
         return wrapper
+
+
+def _wrap_generator(mode, func):
+    """A decorated generator function: each time control passes into the generator (``next``/``send``,
+    ``throw``, ``close``) it runs inside a fresh ``mode()``, and the caller's mode is back whenever the
+    generator yields, as PyTorch's wrapper does."""
+
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with mode():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with mode():
+                        gen.close()
+                    raise
+                except BaseException as exc:  # thrown in by the caller: the generator sees it inside the mode
+                    with mode():
+                        response = gen.throw(exc)
+                else:
+                    with mode():
+                        response = gen.send(request)
+        except StopIteration as e:  # the generator finished: return its value
+            return e.value
+
+    return generator_context
 
 
 class no_grad(_DecoratorContextManager):

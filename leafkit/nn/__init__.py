@@ -23,18 +23,57 @@ parameter-vector helpers.
 
 from __future__ import annotations
 
-from . import functional, init, utils
-from .activation import ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, ReLU6, SiLU, Softplus
-from .batchnorm import BatchNorm1d
+from . import functional, init, parallel, utils
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU6,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
+from .batchnorm import BatchNorm1d, BatchNorm2d
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module
+from .normalization import LayerNorm
+from .parallel import DataParallel
 from .parameter import Parameter
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import RNNCell
+from .sparse import Embedding
 
 __all__ = [
     "Parameter",
@@ -81,4 +120,31 @@ __all__ = [
     "Dropout1d",
     "Dropout2d",
     "utils",
+    "DataParallel",
+    "parallel",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+    "Embedding",
+    "LayerNorm",
+    "BatchNorm2d",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
+    "Softsign",
+    "Tanhshrink",
+    "SELU",
+    "CELU",
+    "Mish",
+    "Hardswish",
+    "Hardsigmoid",
+    "GLU",
+    "Softshrink",
+    "Hardshrink",
+    "Threshold",
+    "PReLU",
+    "KLDivLoss",
+    "CosineSimilarity",
+    "PairwiseDistance",
 ]

@@ -168,3 +168,229 @@ class LogSigmoid(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.logsigmoid(input)
+
+
+# -- issue 18: softmax family and more activations ---------------------------------------------------------------------
+class _DimModule(Module):
+    """A module of one optional ``dim`` (``Softmax(dim=1)``); ``dim=None`` warns at call time, as PyTorch."""
+
+    _fn = None
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(_DimModule):
+    """``softmax(x, dim)``: each slice along ``dim`` becomes a distribution (``SoftmaxBackward0``).
+
+    Repr ``Softmax(dim=1)``; without ``dim`` the call warns (PyTorch's "Implicit dimension choice for softmax has
+    been deprecated") and picks 0 for 0-, 1- and 3-D input, 1 otherwise.
+    """
+
+    _fn = staticmethod(F.softmax)
+
+
+class LogSoftmax(_DimModule):
+    """``log_softmax(x, dim)`` (``LogSoftmaxBackward0``); pair it with ``NLLLoss``."""
+
+    _fn = staticmethod(F.log_softmax)
+
+
+class Softmin(_DimModule):
+    """``softmax(-x, dim)`` (``SoftmaxBackward0`` over ``NegBackward0``)."""
+
+    _fn = staticmethod(F.softmin)
+
+
+class _Plain(Module):
+    """An activation without arguments (``Softsign()``)."""
+
+    _fn = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input)
+
+
+class _Inplace(Module):
+    """An activation with only ``inplace`` (``Hardswish(inplace=True)``)."""
+
+    _fn = None
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Softsign(_Plain):
+    """``x / (1 + |x|)``."""
+
+    _fn = staticmethod(F.softsign)
+
+
+class Tanhshrink(_Plain):
+    """``x - tanh(x)``."""
+
+    _fn = staticmethod(F.tanhshrink)
+
+
+class SELU(_Inplace):
+    """SELU, ``scale * elu(x, alpha)`` (``EluBackward0``); repr ``SELU()``."""
+
+    _fn = staticmethod(F.selu)
+
+
+class Mish(_Inplace):
+    """Mish, ``x * tanh(softplus(x))`` (``MishBackward0``)."""
+
+    _fn = staticmethod(F.mish)
+
+
+class Hardswish(_Inplace):
+    """Hardswish, ``x * relu6(x + 3) / 6`` (``HardswishBackward0``)."""
+
+    _fn = staticmethod(F.hardswish)
+
+
+class Hardsigmoid(_Inplace):
+    """Hardsigmoid, ``relu6(x + 3) / 6`` (``HardsigmoidBackward0``)."""
+
+    _fn = staticmethod(F.hardsigmoid)
+
+
+class CELU(Module):
+    """CELU (``CeluBackward0``); repr ``CELU(alpha=1.0)``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """GLU: the first half of ``x`` along ``dim`` times the sigmoid of the second (``GluBackward0``)."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softshrink(Module):
+    """Soft shrinkage by ``lambd`` (``SoftshrinkBackward0``); repr ``Softshrink(0.5)``."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    """Hard shrinkage by ``lambd`` (``HardshrinkBackward0``); repr ``Hardshrink(0.5)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    """``value`` where ``x <= threshold``, ``x`` elsewhere (``ThresholdBackward0``).
+
+    Repr ``Threshold(threshold=0.1, value=20)``.
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class PReLU(Module):
+    """PReLU with a learned slope: one (default) or one per channel (``num_parameters=C``), initialised to
+    ``init`` (0.25); the node is ``PreluKernelBackward0``.
+
+    Attributes
+    ----------
+    weight : Parameter
+        Shape ``(num_parameters,)``.
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        from .._creation import empty
+        from .parameter import Parameter
+
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        from ..autograd.grad_mode import no_grad
+
+        with no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+__all__ += [
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
+    "Softsign",
+    "Tanhshrink",
+    "SELU",
+    "CELU",
+    "Mish",
+    "Hardswish",
+    "Hardsigmoid",
+    "GLU",
+    "Softshrink",
+    "Hardshrink",
+    "Threshold",
+    "PReLU",
+]

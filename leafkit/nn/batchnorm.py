@@ -166,3 +166,23 @@ class BatchNorm1d(Module):
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
             f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
         )
+
+
+class BatchNorm2d(BatchNorm1d):
+    """Batch normalisation of images, per channel over ``(N, H, W)`` (``torch.nn.BatchNorm2d``).
+
+    Everything as :class:`BatchNorm1d` (parameters, buffers, ``train()``/``eval()``, ``NativeBatchNormBackward0``),
+    for input ``(N, C, H, W)``.
+
+    Raises
+    ------
+    ValueError
+        In ``forward``: "expected 4D input (got 2D input)".
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+__all__ += ["BatchNorm2d"]

@@ -49,17 +49,21 @@ from .. import _dtype
 from .._creation import _finish, zeros
 from .._functions import activation as _A
 from .._functions import loss as _L
+from .._functions import nn_ops as _ops
 from .._functions._base import broadcast_check, broadcast_shapes
 from .._functions._base import dim as _dim
 from .._functions._registry import apply
 from .._functions.distance import cosine_similarity as _cosine_similarity
+from .._functions.elementwise import add_scalar as _add_scalar_spec
+from .._functions.elementwise import xlogy as _xlogy
 from .._functions.inplace import inplace as _inplace
 from .._functions.linalg import addmm, mm
 from .._functions.nn_ops import native_batch_norm_spec
+from .._functions.reduction import norm_dim as _norm_dim
 from .._functions.shape import unsafe_view_spec
 from .._random import _rng
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 
 __all__ = [
     "relu",
@@ -1192,3 +1196,388 @@ from ._functional_cnn import *  # noqa: E402,F401,F403
 from ._functional_cnn import __all__ as _cnn_all  # noqa: E402
 
 __all__ += _cnn_all
+
+
+# -- issue 18: more activations ----------------------------------------------------------------------------------------
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Hardswish, ``x * relu6(x + 3) / 6`` (``HardswishBackward0``; MobileNetV3).
+
+    Floating input of any shape and device; same shape, dtype and device out; NotImplementedError
+    ("\\"hardswish_cpu\\" not implemented for 'Long'") otherwise.  ``inplace=True`` writes into ``input``.
+    """
+    return _activation("hardswish", _A.hardswish_spec, input, (), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """Hardsigmoid, ``relu6(x + 3) / 6`` (``HardsigmoidBackward0``).
+
+    Its derivative has no derivative in PyTorch: a backward pass recorded with ``create_graph=True`` shows a
+    ``NotImplemented`` node, and differentiating through it raises "derivative for aten::hardsigmoid_backward is
+    not implemented", as in PyTorch.
+    """
+    return _activation("hardsigmoid", _A.hardsigmoid_spec, input, (), inplace)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` where x > lambd, ``x + lambd`` where x < -lambd, 0 between (``SoftshrinkBackward0``).
+
+    Raises
+    ------
+    RuntimeError
+        A negative ``lambd`` ("lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -0.5").
+    """
+    _check_tensor("softshrink", "input", input)
+    return apply(_A.softshrink_spec, (input, float(lambd)))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` outside ``[-lambd, lambd]``, 0 inside (``HardshrinkBackward0``)."""
+    _check_tensor("hardshrink", "input", input)
+    return apply(_A.hardshrink_spec, (input, float(lambd)))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``value`` where ``x <= threshold``, ``x`` elsewhere (``ThresholdBackward0``; ``ThresholdBackward1`` in place).
+
+    Integer input is allowed (the comparison and the value follow the input's dtype), as in PyTorch.
+    """
+    spec = _A.threshold_inplace_spec if inplace else _A.threshold_spec
+    return _activation("threshold", spec, input, (threshold, value), inplace)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place :func:`threshold` (``ThresholdBackward1``)."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """CELU, ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``CeluBackward0``, ``CeluBackward1`` in place).
+
+    Its derivative is ELU's (``EluBackwardBackward0`` when recorded).
+
+    Raises
+    ------
+    RuntimeError
+        ``alpha=0`` ("ZeroDivisionError: alpha cannot be 0 for CELU").
+    """
+    spec = _A.celu_inplace_spec if inplace else _A.celu_spec
+    return _activation("celu", spec, input, (float(alpha),), inplace)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`celu` (``CeluBackward1``)."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """SELU, ``scale * elu(x, alpha)`` with the self-normalising constants (alpha ≈ 1.6733, scale ≈ 1.0507).
+
+    PyTorch computes it as ``elu(x, alpha, scale)``, so the node is ``EluBackward0`` (``EluBackward1`` in place).
+    """
+    spec = _A.elu_inplace_spec if inplace else _A.elu_spec
+    return _activation("selu", spec, input, (_A.SELU_ALPHA, _A.SELU_SCALE, 1), inplace)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place :func:`selu` (``EluBackward1``)."""
+    return selu(input, inplace=True)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Mish, ``x * tanh(softplus(x))`` (``MishBackward0``); its derivative is recorded as ordinary ops
+    (``tanh``, ``log1p``, ``exp``, ``sigmoid``), as PyTorch's is."""
+    return _activation("mish", _A.mish_spec, input, (), inplace)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """GLU: split ``input`` in two halves ``a, b`` along ``dim`` and return ``a * sigmoid(b)`` (``GluBackward0``).
+
+    Raises
+    ------
+    RuntimeError
+        "glu does not support scalars because halving size must be even"; "Halving dimension must be even, but
+        dimension 1 is size 3".
+    """
+    _check_tensor("glu", "input", input)
+    return apply(_A.glu_spec, (input, int(dim)))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """PReLU: ``x`` for x > 0, ``weight * x`` otherwise, with one learnable slope or one per channel (dim 1).
+
+    ``weight`` (1-d, 1 or C elements) is viewed to broadcast over ``input`` (``ViewBackward0``) and the node is
+    ``PreluKernelBackward0``, as in PyTorch 2.x.
+
+    Raises
+    ------
+    RuntimeError
+        "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 and channel size = 4."
+    """
+    _check_tensor("prelu", "input", input)
+    n = weight.numel()
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{n} and channel size = {channels}."
+        )
+    if input.dim() == 1 and weight.dim() == 1:
+        w = weight
+    elif input.dim() == 0:
+        w = weight.view(())
+    else:
+        w = weight.view((1, n) + (1,) * (input.dim() - 2))
+    return apply(_A.prelu_kernel_spec, (input, w))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``, as PyTorch composes it (``DivBackward0`` over ``AddBackward0`` and ``AbsBackward0``)."""
+    _check_tensor("softsign", "input", input)
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)`` (``SubBackward0``), as PyTorch composes it."""
+    _check_tensor("tanhshrink", "input", input)
+    return input - input.tanh()
+
+
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-x, dim)`` (``SoftmaxBackward0`` over ``NegBackward0``); ``dim=None`` warns as :func:`softmax`."""
+    _check_tensor("softmin", "input", input)
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return (-input).softmax(dim)
+
+
+__all__ += [
+    "hardswish",
+    "hardsigmoid",
+    "softshrink",
+    "hardshrink",
+    "threshold",
+    "threshold_",
+    "celu",
+    "celu_",
+    "selu",
+    "selu_",
+    "mish",
+    "glu",
+    "prelu",
+    "softsign",
+    "tanhshrink",
+    "softmin",
+]
+
+
+# -- issue 18: layer_norm, embedding, one_hot --------------------------------------------------------------------------
+def layer_norm(
+    input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
+) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims: ``(x - mean) / sqrt(var + eps) * weight + bias``
+    (``NativeLayerNormBackward0``; the biased variance, as in PyTorch).
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(*, *normalized_shape)``, floating dtype.
+    normalized_shape : int or sequence of int
+    weight, bias : Tensor, optional
+        Shape ``normalized_shape``.
+    eps : float
+
+    Returns
+    -------
+    Tensor
+        Same shape.  Its derivative is the op ``native_layer_norm_backward``
+        (``NativeLayerNormBackwardBackward0`` when recorded), so second derivatives work.
+
+    Raises
+    ------
+    RuntimeError
+        "Given normalized_shape=[5], expected input with shape [*, 5], but got input of size[2, 4]"; "Expected
+        weight to be of same shape as normalized_shape, but got weight of shape [3] and normalized_shape = [4]".
+    """
+    _check_tensor("layer_norm", "input", input)
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], but "
+            f"got input of size{list(input.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(t.shape)} and normalized_shape = {list(shape)}"
+            )
+    return apply(_ops.native_layer_norm_spec, (input, weight, bias, shape, float(eps)))[0]
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """The rows of ``weight`` at the indices ``input`` (``EmbeddingBackward0``): a lookup table.
+
+    Parameters
+    ----------
+    input : Tensor
+        int64 or int32 indices, any shape ``S``.
+    weight : Tensor
+        ``(num_embeddings, embedding_dim)``.
+    padding_idx : int, optional
+        That row gets no gradient (negative counts from the end).
+    max_norm : float, optional
+        First rescale, in place and without recording, every looked-up row whose ``norm_type``-norm exceeds
+        ``max_norm`` (PyTorch's ``embedding_renorm_``; it changes ``weight``).
+    scale_grad_by_freq : bool
+        Divide each row's gradient by how often its index occurs in ``input``.
+    sparse : bool
+        leafkit has no sparse gradients: True raises NotImplementedError.
+
+    Returns
+    -------
+    Tensor
+        Shape ``S + (embedding_dim,)``.
+
+    Raises
+    ------
+    RuntimeError
+        Indices of another dtype ("Expected tensor for argument #1 'indices' to have one of the following scalar
+        types: Long, Int; but got torch.FloatTensor instead (while checking arguments for embedding)"); a weight
+        that is not 2-d ("'weight' must be 2-D").
+    IndexError
+        "index out of range in self".
+    """
+    _check_tensor("embedding", "input", input)
+    if input.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
+            f"{input.type()} instead (while checking arguments for embedding)"
+        )
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if sparse:
+        raise NotImplementedError("leafkit has no sparse tensors: embedding(..., sparse=True) is not supported")
+    if padding_idx is not None:
+        n = weight.size(0)
+        if padding_idx > 0 and padding_idx >= n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = n + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
+    return apply(_ops.embedding_spec, (weight, input, padding_idx, bool(scale_grad_by_freq), False))
+
+
+def _embedding_renorm_(weight, indices, max_norm, norm_type):
+    """Rescale in place, without recording, the rows at ``indices`` whose norm exceeds ``max_norm``."""
+    with no_grad():
+        rows = np.unique(indices.detach().cpu().numpy().reshape(-1))
+        for r in rows.tolist():
+            norm = float(weight[r].norm(norm_type))
+            if norm > max_norm:
+                weight[r].mul_(max_norm / (norm + 1e-7))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot vectors: shape ``tensor.shape + (num_classes,)`` (``num_classes=-1``: the largest value + 1).
+
+    Raises
+    ------
+    RuntimeError
+        "one_hot is only applicable to index tensor of type LongTensor."; "Class values must be non-negative.";
+        "Class values must be smaller than num_classes."
+    """
+    if not isinstance(tensor, Tensor) or tensor.dtype != _dtype.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    values = tensor.detach().cpu().numpy()
+    if values.size and values.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(values.max()) + 1 if values.size else 0
+    elif values.size and values.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (values[..., None] == np.arange(num_classes)).astype(np.int64)
+    return _finish(out, None, tensor.device, False)
+
+
+__all__ += ["layer_norm", "embedding", "one_hot"]
+
+
+# -- issue 18: kl_div, pairwise_distance -------------------------------------------------------------------------------
+KL_DIV_MEAN_WARNING = (
+    "reduction: 'mean' divides the total loss by both the batch size and the support size.'batchmean' divides only "
+    "by the batch size, and aligns with the KL div math definition.'mean' will be changed to behave the same as "
+    "'batchmean' in the next major release."
+)
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """The Kullback-Leibler divergence of ``target`` from ``input`` (log-probabilities), as PyTorch composes it:
+    ``xlogy(target, target) - target * input`` pointwise (``exp(target) * (target - input)`` with
+    ``log_target``), then reduced.
+
+    ``reduction="batchmean"`` divides the sum by the batch size (the KL divergence proper); "mean" (the default)
+    divides by every element and warns that it will change, as PyTorch does.
+
+    Raises
+    ------
+    ValueError
+        An unknown reduction ("batchsum is not a valid value for reduction").
+    """
+    _check_tensor("kl_div", "input", input)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn(KL_DIV_MEAN_WARNING, UserWarning, stacklevel=2)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    # PyTorch's C++ evaluates the right operand first, which fixes the order of the nodes (and so of the gradient
+    # sums when ``target`` requires grad)
+    if log_target:
+        diff = target - input
+        out = target.exp() * diff
+    else:
+        prod = target * input
+        out = _xlogy(target, target) - prod
+    if reduction == "none":
+        return out
+    if reduction == "mean":
+        return out.mean()
+    total = out.sum()
+    if reduction == "batchmean" and input.dim() != 0:
+        return total / input.size(0)
+    return total
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dimension, as PyTorch computes it (``NormBackward1`` over
+    ``AddBackward1`` and ``SubBackward0``); ``p`` 1 or 2 for gradients."""
+    _check_tensor("pairwise_distance", "x1", x1)
+    dim = max(x1.dim(), x2.dim()) - 1
+    diff = apply(_add_scalar_spec, (x1 - x2, eps))  # ATen adds a C++ Scalar: AddBackward1
+    return _norm_dim(diff, p, max(dim, 0) if diff.dim() else None, keepdim) if diff.dim() else diff.abs()
+
+
+__all__ += ["kl_div", "pairwise_distance"]

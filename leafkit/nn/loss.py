@@ -188,3 +188,21 @@ class BCELoss(_Loss):
 
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """The Kullback-Leibler divergence loss (``torch.nn.KLDivLoss``): ``input`` are log-probabilities, ``target``
+    probabilities (log-probabilities with ``log_target=True``); see :func:`leafkit.nn.functional.kl_div`.
+    ``reduction="batchmean"`` is the KL divergence proper; the default "mean" warns, as in PyTorch."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce)
+        super().__init__(reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+__all__ += ["KLDivLoss"]

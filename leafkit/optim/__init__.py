@@ -7,8 +7,10 @@ skips parameters whose ``.grad`` is None.
 
 from __future__ import annotations
 
+from . import lr_scheduler
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
+from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

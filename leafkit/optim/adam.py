@@ -6,7 +6,7 @@ import math
 
 from .._creation import tensor, zeros_like
 from .._device import array_module
-from .optimizer import Optimizer, _bump, _check_number
+from .optimizer import Optimizer, _bump, _check_number, check_device, check_inplace, check_lerp
 
 __all__ = ["Adam", "AdamW"]
 
@@ -127,6 +127,7 @@ class Adam(Optimizer):
             g = gt._data
             if group["maximize"]:
                 g = -g
+            check_device(p, *(v for v in st.values() if v is not st["step"]))
             step_t = st["step"]
             step_t._data += 1
             step = float(step_t._data)
@@ -137,11 +138,13 @@ class Adam(Optimizer):
                     g = g + weight_decay * d
             m = st["exp_avg"]._data
             v = st["exp_avg_sq"]._data
+            check_lerp(m, g)
             w = 1 - beta1  # exp_avg.lerp_(g, w), with lerp's two formulas
             if w < 0.5:
                 m += w * (g - m)
             else:
                 m[...] = g - (g - m) * (1 - w)
+            check_inplace(v, g, g)  # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
             v *= beta2
             v += (1 - beta2) * g * g  # addcmul_: v + (value * g) * g
             xp = array_module(d)
@@ -150,11 +153,13 @@ class Adam(Optimizer):
             step_size = lr / bias_correction1
             if amsgrad:
                 vmax = st["max_exp_avg_sq"]._data
+                check_inplace(vmax, v)  # torch.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
                 xp.maximum(vmax, v, out=vmax)
                 denom = xp.sqrt(vmax) / bias_correction2_sqrt
             else:
                 denom = xp.sqrt(v) / bias_correction2_sqrt
             denom += eps
+            check_inplace(d, m, denom)  # p.addcdiv_(exp_avg, denom, value=-step_size)
             d += -step_size * m / denom
             for k in ("exp_avg", "exp_avg_sq", "step"):
                 st[k]._version_counter[0] += 1

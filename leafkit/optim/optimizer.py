@@ -15,6 +15,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from .. import _dtype
+from .._functions._base import broadcast_shapes
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 
@@ -188,15 +190,25 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore hyper-parameters and state saved by :meth:`state_dict` (state moves to each parameter's device).
+        """Restore hyper-parameters and state saved by :meth:`state_dict`, as PyTorch does.
+
+        The parameter groups are deep-copied from ``state_dict`` (keeping this optimizer's parameters).  Each
+        parameter's state is a new dict whose tensors follow the parameter: ``value.to(dtype=p.dtype,
+        device=p.device)`` for a floating-point parameter (``.to(device=p.device)`` otherwise), so a tensor
+        that already has that dtype and device is *shared* with ``state_dict``, not copied; ``"step"`` is kept
+        as it is (not cast, PyTorch issue 74424), unless the group is ``fused`` or ``capturable`` (then a
+        float32 tensor on the parameter's device).  Lists and tuples in the state are rebuilt element by element;
+        state for a key that names no parameter is kept under that key.
 
         Raises
         ------
         ValueError
-            When the number or the sizes of the groups differ.
+            "loaded state dict has a different number of parameter groups"; "loaded state dict contains a
+            parameter group that doesn't match the size of optimizer's group".
         """
-        state_dict = copy.deepcopy(state_dict)
-        groups, saved_groups = self.param_groups, state_dict["param_groups"]
+        state_dict = dict(state_dict)  # shallow copy, as PyTorch
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
@@ -207,17 +219,20 @@ class Optimizer:
         for g, s in zip(groups, saved_groups):
             for idx, p in zip(s["params"], g["params"]):
                 id_map[idx] = p
-        self.state = defaultdict(dict)
+        state = defaultdict(dict)
         for idx, st in state_dict["state"].items():
-            p = id_map.get(idx)
-            if p is None:
-                continue
-            self.state[p] = {k: (v.to(p.device) if isinstance(v, Tensor) and k != "step" else v) for k, v in st.items()}
+            if idx in id_map:
+                p = id_map[idx]
+                state[p] = _cast_state(p, st, idx, state_dict["param_groups"])
+            else:
+                state[idx] = st
+        new_groups = []
         for g, s in zip(groups, saved_groups):
-            params = g["params"]
-            g.clear()
-            g.update({k: v for k, v in s.items() if k != "params"})
-            g["params"] = params
+            s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            new_groups.append(s)
+        self.__setstate__({"state": state, "param_groups": new_groups})
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
@@ -233,6 +248,82 @@ class Optimizer:
                 if key != "params":
                     s += f"    {key}: {group[key]}\n"
         return s + ")"
+
+
+def _cast_state(param, value, param_id, param_groups, key=None):
+    """A parameter's loaded state, cast as PyTorch's ``Optimizer.load_state_dict`` casts it (see there)."""
+    if isinstance(value, Tensor):
+        if key == "step":
+            for g in param_groups:
+                if param_id in g["params"]:
+                    if g.get("fused") or g.get("capturable"):
+                        return value.to(dtype=_dtype.float32, device=param.device)
+                    break
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, param_id, param_groups, key=k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v, param_id, param_groups) for v in value)
+    return value
+
+
+def _shape_str(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def check_inplace(out, *operands) -> None:
+    """PyTorch's checks of an in-place update ``out.op_(*operands)`` on arrays, before NumPy runs it.
+
+    The operands broadcast together with ``out`` (PyTorch's RuntimeError "The size of tensor a (3) must match the
+    size of tensor b (2) at non-singleton dimension 0", ``a`` being the shape so far), to exactly ``out``'s shape
+    ("output with shape [2] doesn't match the broadcast shape [2, 2]"); a floating result cannot be written into
+    an integer or bool ``out`` ("result type Float can't be cast to the desired output type Long").  Optimizers
+    call it for every in-place step of their update, in PyTorch's order, so a state tensor of the wrong shape
+    or dtype (a state dict of another model) raises PyTorch's error instead of a NumPy one.
+    """
+    shape = out.shape
+    full = shape
+    for o in operands:
+        s = getattr(o, "shape", ())
+        if s != full:
+            full = broadcast_shapes(full, s)
+    if full != shape:
+        raise RuntimeError(
+            f"output with shape {_shape_str(shape)} doesn't match the broadcast shape {_shape_str(full)}"
+        )
+    if out.dtype.kind not in "fc":
+        floats = [o.dtype for o in operands if getattr(o, "dtype", None) is not None and o.dtype.kind in "fc"]
+        result = _dtype.word(max(floats, key=lambda d: d.itemsize)) if floats else _dtype.get_default_dtype().word
+        raise RuntimeError(f"result type {result} can't be cast to the desired output type {_dtype.word(out.dtype)}")
+
+
+def check_lerp(out, end) -> None:
+    """PyTorch's checks of ``out.lerp_(end, weight)`` (arrays): the dtypes first ("expected dtype float for `end` but
+    got dtype double"), then :func:`check_inplace`."""
+    if out.dtype != end.dtype:
+        raise RuntimeError(
+            f"expected dtype {_dtype.ctype(out.dtype)} for `end` but got dtype {_dtype.ctype(end.dtype)}"
+        )
+    check_inplace(out, end)
+
+
+def check_broadcast(a, b) -> None:
+    """PyTorch's error when an out-of-place op's operands (arrays) do not broadcast."""
+    if a.shape != b.shape:
+        broadcast_shapes(a.shape, b.shape)
+
+
+def check_device(p, *state) -> None:
+    """PyTorch's error for a state tensor on another device than its parameter."""
+    for t in state:
+        if t._device is not p._device:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{t._device} and {p._device}!"
+            )
 
 
 def _check_number(name: str, value, low=0.0) -> None:

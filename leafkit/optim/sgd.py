@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
-from .optimizer import Optimizer, _bump, _check_number
+from .optimizer import Optimizer, _bump, _check_number, check_broadcast, check_device, check_inplace
 
 __all__ = ["SGD"]
 
@@ -117,13 +117,20 @@ class SGD(Optimizer):
                     buf = g.copy()
                     st["momentum_buffer"] = Tensor._make(buf, p._device)
                 else:
+                    check_device(p, buf_t)
                     buf = buf_t._data
+                    check_inplace(buf, g)  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
                     buf *= momentum
                     if dampening == 0:
                         buf += g
                     else:
                         buf += (1 - dampening) * g
                     buf_t._version_counter[0] += 1
-                g = g + momentum * buf if nesterov else buf
+                if nesterov:
+                    check_broadcast(g, buf)
+                    g = g + momentum * buf
+                else:
+                    g = buf
+            check_inplace(d, g)  # p.add_(g, alpha=-lr)
             d -= lr * g
             _bump(p)

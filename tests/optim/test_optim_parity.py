@@ -38,6 +38,12 @@ CONFIGS = [
     ("AdamW", dict(lr=0.01)),
     ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
     ("AdamW", dict(lr=0.01, betas=(0.5, 0.8), eps=1e-3, weight_decay=0.0, maximize=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, centered=True, maximize=True, eps=1e-3)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.5)),
+    ("Adagrad", dict(lr=0.1, eps=1e-3, maximize=True)),
 ]
 
 
@@ -50,7 +56,7 @@ def test_same_trajectory_as_pytorch(name, kw):
     assert got[2].tolist() == [1.0, 2.0]
 
 
-@pytest.mark.parametrize("name,kw", CONFIGS[:2] + CONFIGS[4:6] + CONFIGS[8:10])
+@pytest.mark.parametrize("name,kw", CONFIGS[:2] + CONFIGS[4:6] + CONFIGS[8:10] + CONFIGS[11:13] + CONFIGS[14:16])
 def test_same_repr_as_pytorch(name, kw):
     def run(lib):
         return repr(getattr(lib.optim, name)([lib.nn.Parameter(lib.zeros(1))], **kw))
@@ -73,6 +79,9 @@ def test_state_keys_as_pytorch():
         ("Adam", {"amsgrad": True}),
         ("AdamW", {}),
         ("AdamW", {"amsgrad": True}),
+        ("RMSprop", {}),
+        ("RMSprop", {"momentum": 0.9, "centered": True}),
+        ("Adagrad", {}),
     ]:
         assert run(leafkit, name, **kw) == run(torch, name, **kw)
 
