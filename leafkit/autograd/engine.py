@@ -204,7 +204,8 @@ class _Pass:
             grads = _fill_missing(node, grads, F)
         in_grads = _run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
         if node._post_hooks is not None:
-            in_grads = _post_hooks(node, in_grads, grads, step)
+            # [hooks branch] post-hooks see each gradient summed back to its input's shape and cast to its dtype
+            in_grads = _post_hooks(node, _shaped_for_hooks(node, in_grads, F), grads, step)
         return in_grads, True
 
     def runs(self, node) -> bool:
@@ -412,6 +413,23 @@ def _post_hooks(node, in_grads, grads, step):
         if r is not None:
             in_grads = r
     return in_grads
+
+
+def _shaped_for_hooks(node, in_grads, F):
+    """[hooks branch] The input gradients as PyTorch's engine validates them before a node's post-hooks run:
+    summed to the input's shape, cast to its dtype (``deliver`` then finds nothing left to do)."""
+    out = list(in_grads)
+    for i, m in enumerate(node._in_meta):
+        g = out[i] if i < len(out) else None
+        if g is None or m is None:
+            continue
+        shape, dtype = m
+        if g.shape != shape:
+            g = F.sum_to(g, shape, node, i)
+        if g.dtype != dtype:
+            g = F.cast(g, dtype)
+        out[i] = g
+    return out
 
 
 def _fill_missing(node, grads, F):

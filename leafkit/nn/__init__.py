@@ -58,3 +58,5 @@ __all__ = [
     "BCELoss",
     "init",
 ]
+
+from . import modules  # noqa: E402,F401  (torch.nn.modules.module ...: PyTorch's paths to the same modules)
