@@ -24,6 +24,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import gradcheck, gradgradcheck  # the functions shadow the module, as in PyTorch
 from .graph import AccumulateGrad, Node  # noqa: F401
 
 __all__ = [
@@ -45,6 +46,8 @@ __all__ = [
     "Node",
     "AccumulateGrad",
     "functional",
+    "gradcheck",
+    "gradgradcheck",
 ]
 
 _warned_cycle = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
