@@ -437,7 +437,11 @@ def _fill_missing(node, grads, F):
     if node._materialize and any(g is None for g in grads):
         meta = node._out_meta
         like = next(g for g in grads if g is not None)
-        return [g if g is not None else F.zeros(meta[i][0], meta[i][1], like) for i, g in enumerate(grads)]
+        # [hooks branch] a non-tensor output of a custom Function (no meta) gets None, as in PyTorch
+        return [
+            g if g is not None or meta[i] is None else F.zeros(meta[i][0], meta[i][1], like)
+            for i, g in enumerate(grads)
+        ]
     return grads
 
 
