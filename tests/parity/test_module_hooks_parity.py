@@ -404,3 +404,19 @@ def test_module_paths_exist():
     assert sorted(k for k in vars(leafkit.nn.Linear(1, 1)) if "hook" in k) == sorted(
         k for k in vars(torch.nn.Linear(1, 1)) if "hook" in k and "state_dict" not in k
     )
+
+
+def node_post_hook_sees_validated_gradients(lib, obs):
+    """What the legacy module hook builds on: a node's post-hook sees each gradient at its input's shape and dtype."""
+    a = lib.ones(3, requires_grad=True)
+    b = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+    c = a + b
+    seen = []
+    c.grad_fn.register_hook(lambda gi, go: seen.append((gi, go)))
+    (c * lib.arange(6.0, dtype=lib.float64).reshape(2, 3)).sum().backward()
+    obs.v("grad_inputs, grad_outputs", seen)
+    obs.v("grads", (a.grad, b.grad))
+
+
+def test_node_post_hook_sees_validated_gradients():
+    run(node_post_hook_sees_validated_gradients)
