@@ -59,6 +59,7 @@ SUBMODULES = (
     "cuda",
     "accelerator",
     "utils.data",
+    "utils.checkpoint",
 )
 
 

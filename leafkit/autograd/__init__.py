@@ -24,6 +24,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import gradcheck, gradgradcheck  # the functions shadow the module, as in PyTorch
 from .graph import AccumulateGrad, Node  # noqa: F401
 from .variable import Variable
 
@@ -47,9 +48,28 @@ __all__ = [
     "AccumulateGrad",
     "functional",
     "Variable",
+    "gradcheck",
+    "gradgradcheck",
 ]
 
 _warned_cycle = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
+_checkpoint_valid = [True]  # False while a pass with inputs (autograd.grad, backward(inputs=...)) runs
+
+
+def _is_checkpoint_valid() -> bool:
+    """Whether the running backward pass may be re-entered by a reentrant checkpoint
+    (``torch.autograd._is_checkpoint_valid``): not inside ``autograd.grad`` or ``backward(inputs=...)``."""
+    return _checkpoint_valid[0]
+
+
+def _run(roots, retain_graph, create_graph, edges, **kw):
+    """Run the engine, telling a reentrant checkpoint met on the way whether this pass has ``inputs``."""
+    prev = _checkpoint_valid[0]
+    _checkpoint_valid[0] = edges is None
+    try:
+        return run_backward(roots, retain_graph, create_graph, edges, **kw)
+    finally:
+        _checkpoint_valid[0] = prev
 
 
 def _as_tuple(x):
@@ -183,7 +203,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _warned_cycle[0] = True
         warnings.warn(REFERENCE_CYCLE_WARNING, UserWarning, stacklevel=_user_stacklevel())
     with np.errstate(all="ignore"):  # inf/nan gradients stay silent, as in PyTorch
-        run_backward(_root_edges(outputs, grads), bool(retain_graph), create_graph, edges)
+        _run(_root_edges(outputs, grads), bool(retain_graph), create_graph, edges)
 
 
 def backward_steps(tensors, grad_tensors=None, retain_graph=None, inputs=None):
@@ -208,11 +228,15 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, inputs=None):
     edges = _backward_inputs(inputs)
     gen = execute(_root_edges(outputs, grads), bool(retain_graph), False, edges, trace=True)
     while True:
+        prev = _checkpoint_valid[0]
+        _checkpoint_valid[0] = edges is None
         with np.errstate(all="ignore"):
             try:
                 step = next(gen)
             except StopIteration:
                 return
+            finally:
+                _checkpoint_valid[0] = prev
         yield step
 
 
@@ -288,7 +312,7 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     with np.errstate(all="ignore"):
-        captured = run_backward(
+        captured = _run(
             _root_edges(outputs, grads),
             bool(retain_graph),
             create_graph,

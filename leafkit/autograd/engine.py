@@ -204,7 +204,8 @@ class _Pass:
             grads = _fill_missing(node, grads, F)
         in_grads = _run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
         if node._post_hooks is not None:
-            in_grads = _post_hooks(node, in_grads, grads, step)
+            # [hooks branch] post-hooks see each gradient summed back to its input's shape and cast to its dtype
+            in_grads = _post_hooks(node, _shaped_for_hooks(node, in_grads, F), grads, step)
         return in_grads, True
 
     def runs(self, node) -> bool:
@@ -414,12 +415,33 @@ def _post_hooks(node, in_grads, grads, step):
     return in_grads
 
 
+def _shaped_for_hooks(node, in_grads, F):
+    """[hooks branch] The input gradients as PyTorch's engine validates them before a node's post-hooks run:
+    summed to the input's shape, cast to its dtype (``deliver`` then finds nothing left to do)."""
+    out = list(in_grads)
+    for i, m in enumerate(node._in_meta):
+        g = out[i] if i < len(out) else None
+        if g is None or m is None:
+            continue
+        shape, dtype = m
+        if g.shape != shape:
+            g = F.sum_to(g, shape, node, i)
+        if g.dtype != dtype:
+            g = F.cast(g, dtype)
+        out[i] = g
+    return out
+
+
 def _fill_missing(node, grads, F):
     """A node with several outputs gets zeros for the outputs no gradient reached."""
     if node._materialize and any(g is None for g in grads):
         meta = node._out_meta
         like = next(g for g in grads if g is not None)
-        return [g if g is not None else F.zeros(meta[i][0], meta[i][1], like) for i, g in enumerate(grads)]
+        # [hooks branch] a non-tensor output of a custom Function (no meta) gets None, as in PyTorch
+        return [
+            g if g is not None or meta[i] is None else F.zeros(meta[i][0], meta[i][1], like)
+            for i, g in enumerate(grads)
+        ]
     return grads
 
 

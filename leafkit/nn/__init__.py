@@ -148,3 +148,5 @@ __all__ = [
     "CosineSimilarity",
     "PairwiseDistance",
 ]
+
+from . import modules  # noqa: E402,F401  (torch.nn.modules.module ...: PyTorch's paths to the same modules)

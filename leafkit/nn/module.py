@@ -9,16 +9,162 @@ registries, recursively.
 
 from __future__ import annotations
 
-import itertools
+import functools
+import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 
 from .. import _dtype
 from .._functions.copy import parse_to_args
 from .._tensor import Tensor
+from ..autograd.anomaly_mode import _stacklevel
 from ..autograd.grad_mode import no_grad
+from ..utils.hooks import BackwardHook, RemovableHandle, _ModuleHookHandle
 from .parameter import Parameter
 
-__all__ = ["Module"]
+__all__ = [
+    "Module",
+    "register_module_forward_pre_hook",
+    "register_module_forward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_backward_hook",
+]
+
+# Hooks common to every module (PyTorch's globals of ``torch.nn.modules.module``, meant for debugging and
+# profiling): they run before the module's own hooks of the same kind.
+_global_backward_pre_hooks: dict = OrderedDict()
+_global_backward_hooks: dict = OrderedDict()
+_global_is_full_backward_hook: bool | None = None
+_global_forward_pre_hooks: dict = OrderedDict()
+_global_forward_hooks: dict = OrderedDict()
+_global_forward_hooks_always_called: dict = OrderedDict()
+_global_forward_hooks_with_kwargs: dict = OrderedDict()
+
+_HOOK_DICTS = (
+    "_backward_pre_hooks",
+    "_backward_hooks",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+)
+
+
+def _init_hook_dicts(d: dict) -> None:
+    """A module's hook registries, as ``torch.nn.Module.__init__`` makes them (missing ones only)."""
+    for name in _HOOK_DICTS:
+        if name not in d:
+            d[name] = OrderedDict()
+    d.setdefault("_is_full_backward_hook", None)
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the ``forward`` of every module, before the module's own pre-hooks
+    (``torch.nn.modules.module.register_module_forward_pre_hook``; a debugging tool: global state).
+
+    Returns
+    -------
+    RemovableHandle
+    """
+    handle = _ModuleHookHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` after the ``forward`` of every module, before the module's own forward
+    hooks (``torch.nn.modules.module.register_module_forward_hook``).  ``with_kwargs`` and ``always_call`` as in
+    :meth:`Module.register_forward_hook`.
+
+    Returns
+    -------
+    RemovableHandle
+    """
+    handle = _ModuleHookHandle(_global_forward_hooks, extra_dict=_global_forward_hooks_always_called)
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """:meth:`Module.register_full_backward_pre_hook` for every module, run before the module's own
+    (``torch.nn.modules.module.register_module_full_backward_pre_hook``).
+
+    Returns
+    -------
+    RemovableHandle
+    """
+    handle = _ModuleHookHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """:meth:`Module.register_full_backward_hook` for every module, run before the module's own
+    (``torch.nn.modules.module.register_module_full_backward_hook``).
+
+    Raises
+    ------
+    RuntimeError
+        "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use only
+        one of them." after :func:`register_module_backward_hook`.
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use "
+            "only one of them."
+        )
+    _global_is_full_backward_hook = True
+    handle = _ModuleHookHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """The legacy :meth:`Module.register_backward_hook` for every module (deprecated in PyTorch in favour of
+    :func:`register_module_full_backward_hook`).
+
+    Raises
+    ------
+    RuntimeError
+        "Cannot use both regular backward hooks and full backward hooks as a global Module hook."
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use "
+            "only one of them."
+        )
+    _global_is_full_backward_hook = False
+    handle = _ModuleHookHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+class _WrappedHook:
+    """A legacy backward hook as a node hook: called ``hook(module, grad_input, grad_output)``; holds the module
+    by weak reference, as PyTorch's ``_WrappedHook`` does."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
 
 
 def _typename(value) -> str:
@@ -48,24 +194,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
     __str__ = __repr__
-
-
-class _RemovableHook:
-    _ids = itertools.count()
-
-    def __init__(self, registry: dict):
-        self.id = next(_RemovableHook._ids)
-        self._registry = registry
-
-    def remove(self) -> None:
-        """Unregister the hook."""
-        self._registry.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class Module:
@@ -110,8 +238,7 @@ class Module:
         d["_buffers"] = OrderedDict()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = OrderedDict()
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
+        _init_hook_dicts(d)
 
     # -- forward --------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -126,30 +253,325 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        if not self._forward_hooks and not self._forward_pre_hooks:
+        if not (
+            self._forward_hooks
+            or self._forward_pre_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_forward_hooks
+            or _global_forward_pre_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+        box = [args, kwargs, None]  # the arguments and result as the hooks left them (read again after an error)
+        ran = set()  # ids of always_call forward hooks that already ran
+        try:
+            return self._call_with_hooks(box, ran)
+        except Exception:
+            self._call_always_hooks_after_error(box, ran)
+            raise
 
-    def register_forward_pre_hook(self, hook):
-        """Call ``hook(module, args)`` before ``forward``; a returned value replaces the arguments."""
-        handle = _RemovableHook(self._forward_pre_hooks)
+    def _call_with_hooks(self, box, ran):
+        """``__call__`` with hooks, in PyTorch's order: forward pre-hooks (global ones first), the backward hooks'
+        wrapping of the inputs, ``forward``, forward hooks (global first), the wrapping of the outputs, and the
+        legacy backward hooks on the last node of the output."""
+        args, kwargs = box[0], box[1]
+        pre = self._get_backward_pre_hooks() if (self._backward_pre_hooks or _global_backward_pre_hooks) else []
+        if self._backward_hooks or _global_backward_hooks:
+            full, legacy = self._get_backward_hooks()
+        else:
+            full, legacy = [], []
+        for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                r = hook(self, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise RuntimeError(
+                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {r}."
+                        )
+                    args, kwargs = r
+            else:
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+            box[0], box[1] = args, kwargs
+        bw_hook = None
+        if full or pre:
+            bw_hook = BackwardHook(self, full, pre)
+            args = box[0] = bw_hook.setup_input_hook(args)
+        result = box[2] = self.forward(*args, **kwargs)
+        for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                ran.add(hook_id)
+            if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                r = hook(self, args, kwargs, result)
+            else:
+                r = hook(self, args, result)
+            if r is not None:
+                result = box[2] = r
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn(
+                    "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors but "
+                    f"received {type(result)}",
+                    UserWarning,
+                    stacklevel=_stacklevel(),
+                )
+            result = box[2] = bw_hook.setup_output_hook(result)
+        if legacy:
+            var = result
+            while not isinstance(var, Tensor):
+                var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+            grad_fn = var.grad_fn
+            if grad_fn is not None:
+                for hook in legacy:
+                    grad_fn.register_hook(_WrappedHook(hook, self))
+                self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
+        return result
+
+    def _call_always_hooks_after_error(self, box, ran):
+        """Run the ``always_call=True`` forward hooks that did not run before an error; their own errors become
+        warnings, and the original error is raised (by the caller).  As PyTorch does, a global hook is called
+        ``hook(module, args, result)`` here even when it was registered ``with_kwargs``."""
+        args, kwargs = box[0], box[1]
+        for hook_id, hook in list(_global_forward_hooks.items()):
+            if hook_id in _global_forward_hooks_always_called and hook_id not in ran:
+                try:
+                    r = hook(self, args, box[2])
+                    if r is not None:
+                        box[2] = r
+                except Exception as e:  # noqa: BLE001 - silenced into a warning, as PyTorch does
+                    warnings.warn(
+                        "global module forward hook with ``always_call=True`` raised an exception that was "
+                        f"silenced as another error was raised in forward: {e}",
+                        UserWarning,
+                        stacklevel=_stacklevel(),
+                    )
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_always_called and hook_id not in ran:
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        r = hook(self, args, kwargs, box[2])
+                    else:
+                        r = hook(self, args, box[2])
+                    if r is not None:
+                        box[2] = r
+                except Exception as e:  # noqa: BLE001
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception that was silenced as "
+                        f"another error was raised in forward: {e}",
+                        UserWarning,
+                        stacklevel=_stacklevel(),
+                    )
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """Call ``hook(module, args)`` before every ``forward`` (``torch.nn.Module.register_forward_pre_hook``).
+
+        ``args`` holds the positional arguments only.  A returned value
+        replaces them (a single value is wrapped in a tuple).  With
+        ``with_kwargs=True`` the hook is ``hook(module, args, kwargs)`` and
+        returns None or a pair ``(new_args, new_kwargs)``.  With
+        ``prepend=True`` it runs before this module's other pre-hooks; global
+        pre-hooks (:func:`register_module_forward_pre_hook`) always run first.
+
+        Returns
+        -------
+        RemovableHandle
+            ``handle.remove()`` unregisters the hook; ``with handle:`` removes it on exit.
+
+        Raises
+        ------
+        RuntimeError
+            At call time, "forward pre-hook must return None or a tuple of
+            (new_args, new_kwargs), but got ..." from a ``with_kwargs`` hook.
+        """
+        handle = _ModuleHookHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook):
-        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces the output."""
-        handle = _RemovableHook(self._forward_hooks)
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False, always_call=False):
+        """Call ``hook(module, args, output)`` after every ``forward`` (``torch.nn.Module.register_forward_hook``).
+
+        A returned value replaces the output.  With ``with_kwargs=True`` the
+        hook is ``hook(module, args, kwargs, output)``.  With
+        ``always_call=True`` it runs even when ``forward`` (or an earlier hook)
+        raised; an error it raises then becomes a warning and the original
+        error propagates.  ``prepend=True`` puts it before this module's other
+        forward hooks; global ones (:func:`register_module_forward_hook`) run
+        first.
+
+        Returns
+        -------
+        RemovableHandle
+        """
+        handle = _ModuleHookHandle(
+            self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called]
+        )
         self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs arrive
+        (``torch.nn.Module.register_full_backward_pre_hook``).
+
+        ``grad_output`` is a tuple with one entry per output (``None`` for a
+        non-tensor output or one that got no gradient).  A returned tuple of
+        the same length replaces it.  As in PyTorch, the module's forward then
+        receives, and its caller gets back, the tensors as outputs of
+        ``BackwardHookFunction`` (``grad_fn=<BackwardHookFunctionBackward>``), so
+        changing them in place raises.
+
+        Returns
+        -------
+        RemovableHandle
+
+        Raises
+        ------
+        RuntimeError
+            In backward, "Backward pre hook returned an invalid number of grad_output, got 2, but expected 1".
+        """
+        handle = _ModuleHookHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` once the gradients with respect to the module's inputs are
+        computed (``torch.nn.Module.register_full_backward_hook``).
+
+        ``grad_input`` has one entry per positional argument (``None`` for
+        non-tensors; keyword arguments are not included), ``grad_output`` one
+        per output.  A returned tuple of the same length replaces
+        ``grad_input``.  When no input requires grad the hook fires as soon as
+        the outputs' gradients arrive, with ``grad_input`` all ``None`` and
+        PyTorch's "Full backward hook is firing when gradients are computed
+        with respect to module outputs since no inputs require gradients"
+        warning.  Inputs and outputs pass through ``BackwardHookFunction``
+        (see :meth:`register_full_backward_pre_hook`): an in-place change of
+        them (``nn.ReLU(inplace=True)`` right after the module) raises
+        "Output 0 of BackwardHookFunction is a view and is being modified
+        inplace".
+
+        Returns
+        -------
+        RemovableHandle
+
+        Raises
+        ------
+        RuntimeError
+            "Cannot use both regular backward hooks and full backward hooks on
+            a single Module. Please use only one of them." after
+            :meth:`register_backward_hook`; in backward, "Backward hook
+            returned an invalid number of grad_input, got 1, but expected 2".
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
+                "only one of them."
+            )
+        self._is_full_backward_hook = True
+        handle = _ModuleHookHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """The legacy module backward hook (``torch.nn.Module.register_backward_hook``, deprecated).
+
+        The hook is attached to the ``grad_fn`` of the module's (first)
+        output, the last operation of ``forward``, and called
+        ``hook(module, grad_input, grad_output)`` with *that node's*
+        gradients: for ``Linear`` those of ``AddmmBackward0`` (bias, input,
+        transposed weight), not the module's.  When the forward has more than
+        one node, PyTorch's FutureWarning says so at each call ("Using a
+        non-full backward hook when the forward contains multiple autograd
+        Nodes is deprecated ...").  Prefer :meth:`register_full_backward_hook`.
+
+        Raises
+        ------
+        RuntimeError
+            "Cannot use both regular backward hooks and full backward hooks on a single Module."
+        """
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
+                "only one of them."
+            )
+        self._is_full_backward_hook = False
+        handle = _ModuleHookHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def _get_backward_hooks(self):
+        """The full and the legacy backward hooks that apply to this module (global ones first)."""
+        full, legacy = [], []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        elif _global_is_full_backward_hook is False:
+            legacy += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        elif self._is_full_backward_hook is False:
+            legacy += self._backward_hooks.values()
+        return full, legacy
+
+    def _get_backward_pre_hooks(self):
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn) -> None:
+        """PyTorch's FutureWarnings for a legacy backward hook that will not see the module's whole gradients."""
+
+        def warn(msg):
+            warnings.warn(msg, FutureWarning, stacklevel=_stacklevel())
+
+        if isinstance(result, Tensor):
+            result = (result,)
+        elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+            return warn(
+                "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
+                "Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
+                "the grad_output. Please use register_full_backward_hook to get the documented behavior."
+            )
+        if isinstance(inputs, Tensor):
+            inputs = (inputs,)
+        elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+            return warn(
+                "Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple "
+                "of Tensors is deprecated and will be removed in future versions. This hook will be missing some "
+                "of the grad_input. Please use register_full_backward_hook to get the documented behavior."
+            )
+        out_fns = {r.grad_fn for r in result if r.grad_fn is not None}
+        if not out_fns or (len(out_fns) == 1 and grad_fn not in out_fns):
+            warn(
+                "Using a non-full backward hook when outputs are nested in python data structure is deprecated "
+                "and will be removed in future versions. This hook will be missing some grad_output."
+            )
+        elif len(out_fns) > 1:
+            warn(
+                "Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                "deprecated and will be removed in future versions. This hook will be missing some grad_output. "
+                "Please use register_full_backward_hook to get the documented behavior."
+            )
+        elif {i.grad_fn for i in inputs if i.grad_fn is not None} != {n for n, _ in grad_fn.next_functions}:
+            warn(
+                "Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated "
+                "and will be removed in future versions. This hook will be missing some grad_input. Please use "
+                "register_full_backward_hook to get the documented behavior."
+            )
 
     # -- registration ------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -600,3 +1022,4 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        _init_hook_dicts(self.__dict__)  # a module pickled before the hooks existed
