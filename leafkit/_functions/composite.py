@@ -18,11 +18,15 @@ import numpy as np
 from .. import _device, _dtype
 from .._creation import _finish, as_tensor, linspace, rand, randint, randn, tensor
 from .._random import _rng
-from .._tensor import Tensor
+from .._sampling import multinomial as _multinomial
+from .._tensor import Size, Tensor
 from ._base import broadcast_shapes as _broadcast_shapes
 from ._base import check_tensor
 from ._base import dim as _dim
 from ._registry import public
+from .elementwise import floor_divide_scalar_spec, floor_divide_spec
+from .inplace import inplace
+from .shape import cat, diag_embed
 
 __all__: list = []
 
@@ -72,9 +76,6 @@ for _name, _target in (
 @public("floor_divide_", function=False)
 def floor_divide_(self, other):
     """In-place :meth:`floor_divide` (a ``NotImplemented`` node when recorded: PyTorch has no derivative for it)."""
-    from .elementwise import floor_divide_scalar_spec, floor_divide_spec
-    from .inplace import inplace
-
     spec = floor_divide_spec if isinstance(other, Tensor) else floor_divide_scalar_spec
     return inplace(self, spec, (self, other))
 
@@ -267,8 +268,6 @@ def broadcast_to(input, *size):
 @public("broadcast_shapes", method=False)
 def broadcast_shapes(*shapes):
     """The shape the given shapes broadcast to, a :class:`Size` (PyTorch's RuntimeError when they do not)."""
-    from .._tensor import Size
-
     norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     n = max((len(s) for s in norm), default=0)
     out = [1] * n
@@ -390,8 +389,6 @@ def atleast_3d(*tensors):
 
 
 def _cat(tensors, dim):
-    from .shape import cat
-
     return cat(list(tensors), dim)
 
 
@@ -525,8 +522,6 @@ public("dsplit")(_split_n("dsplit", 2))
 def diagflat(input, offset=0):
     """A 2-d tensor with the flattened ``input`` on its ``offset``-th diagonal (``DiagEmbedBackward0``)."""
     check_tensor("diagflat", "input", input)
-    from .shape import diag_embed
-
     return diag_embed(input.reshape(-1), offset)
 
 
@@ -793,9 +788,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
 @public("multinomial", function=False)
 def multinomial_method(self, num_samples, replacement=False, *, generator=None):
     """:func:`leafkit.multinomial` on this tensor's weights."""
-    from .._sampling import multinomial
-
-    return multinomial(self, num_samples, replacement, generator=generator)
+    return _multinomial(self, num_samples, replacement, generator=generator)
 
 
 # -- Python callables on elements ------------------------------------------------------------------------------------
@@ -906,8 +899,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
 @public("multinomial", method=False)
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices drawn from the categorical distributions in the rows of ``input`` (see :mod:`leafkit._sampling`)."""
-    from .._sampling import multinomial as _multinomial
-
     return _multinomial(input, num_samples, replacement, generator=generator, out=out)
 
 
