@@ -6,6 +6,9 @@ Each function here is written as PyTorch writes it (``broadcast_to`` is ``expand
 or has no history at all where PyTorch's has none (``nonzero``, ``count_nonzero``, ``isclose``, the random draws,
 the predicates).  Also here: the ``torch.*`` forms of in-place methods (``torch.relu_(t)``), the ``Tensor``
 aliases (``multiply_``, ``subtract_`` ...), ``bitwise_*``/``logical_xor`` and ``Tensor.apply_``/``map_``.
+(The ``torch.*`` forms of ``nn.functional``'s ops, ``torch.celu``, ``torch.dropout``, ``torch.kl_div`` ..., live
+beside their entries, in ``activation.py``, ``nn_ops.py``, ``loss.py`` and ``distance.py``: ``nn.functional``
+calls them, as PyTorch's calls its ``torch.*`` ops.)
 """
 
 from __future__ import annotations
@@ -791,6 +794,12 @@ def multinomial_method(self, num_samples, replacement=False, *, generator=None):
     return _multinomial(self, num_samples, replacement, generator=generator)
 
 
+@public("multinomial", method=False)
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the categorical distributions in the rows of ``input`` (see :mod:`leafkit._sampling`)."""
+    return _multinomial(input, num_samples, replacement, generator=generator, out=out)
+
+
 # -- Python callables on elements ------------------------------------------------------------------------------------
 @public("apply_", function=False)
 def apply_(self, callable):
@@ -818,108 +827,6 @@ def map_(self, other, callable):
     b = np.broadcast_to(_device.to_host(other._data), a.shape)
     flat = [callable(x, y) for x, y in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist())]
     return self.copy_(tensor(np.asarray(flat, dtype=a.dtype).reshape(a.shape)))
-
-
-# -- torch.* names of nn.functional ops ------------------------------------------------------------------------------
-def _functional(name, fname=None, method=False):
-    def fn(*args, **kwargs):
-        from ..nn import functional as F
-
-        return getattr(F, fname or name)(*args, **kwargs)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``torch.{name}``: :func:`leafkit.nn.functional.{fname or name}`."
-    public(name, method=method)(fn)
-    return fn
-
-
-for _name in ("celu", "selu", "celu_", "selu_", "threshold", "threshold_", "pairwise_distance"):
-    _functional(_name)
-_functional("prelu", method=True)
-_functional("hardshrink", method=True)
-
-
-@public("dropout", method=False)
-def dropout(input, p, train):
-    """``torch.dropout(input, p, train)``: :func:`leafkit.nn.functional.dropout`."""
-    from ..nn import functional as F
-
-    return F.dropout(input, p, train)
-
-
-@public("layer_norm", method=False)
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    """``torch.layer_norm``: :func:`leafkit.nn.functional.layer_norm`."""
-    from ..nn import functional as F
-
-    return F.layer_norm(input, normalized_shape, weight, bias, eps)
-
-
-@public("embedding", method=False)
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    """``torch.embedding(weight, indices, ...)`` (arguments in ATen's order): the rows of ``weight``."""
-    from ..nn import functional as F
-
-    return F.embedding(indices, weight, None if padding_idx < 0 else padding_idx, None, 2.0, scale_grad_by_freq, sparse)
-
-
-_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
-
-
-@public("kl_div", method=False)
-def kl_div(input, target, reduction=0, *, log_target=False):
-    """``torch.kl_div(input, target, reduction_enum)`` (0 none, the default here as in PyTorch's binding; 1 mean;
-    2 sum), without ``F.kl_div``'s warning."""
-    from ..nn import functional as F
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return F.kl_div(input, target, reduction=_REDUCTIONS[reduction], log_target=log_target)
-
-
-@public("batch_norm", method=False)
-def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
-    """``torch.batch_norm`` (ATen's argument order): :func:`leafkit.nn.functional.batch_norm`."""
-    from ..nn import functional as F
-
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-
-
-@public("binary_cross_entropy_with_logits", method=False)
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
-    """``torch.binary_cross_entropy_with_logits`` (reduction as an enum: 0 none, the default here as in PyTorch's
-    binding; 1 mean; 2 sum)."""
-    from ..nn import functional as F
-
-    return F.binary_cross_entropy_with_logits(
-        input, target, weight, reduction=_REDUCTIONS[reduction], pos_weight=pos_weight
-    )
-
-
-@public("multinomial", method=False)
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    """Indices drawn from the categorical distributions in the rows of ``input`` (see :mod:`leafkit._sampling`)."""
-    return _multinomial(input, num_samples, replacement, generator=generator, out=out)
-
-
-@public("native_layer_norm", method=False)
-def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    """ATen's ``native_layer_norm``: ``(output, mean, rstd)``, the statistics with the normalised dims kept as 1."""
-    from ..nn import functional as F
-    from ._registry import apply as _apply
-    from .nn_ops import native_layer_norm_spec
-
-    F.layer_norm(input, normalized_shape, weight, bias, eps)  # PyTorch's shape checks
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    return _apply(native_layer_norm_spec, (input, weight, bias, shape, float(eps)))
-
-
-@public("dropout_", method=False)
-def dropout_(input, p, train):
-    """``torch.dropout_(input, p, train)``: in-place :func:`leafkit.nn.functional.dropout`."""
-    from ..nn import functional as F
-
-    return F.dropout(input, p, train, inplace=True)
 
 
 @public("unravel_index", method=False)
