@@ -311,28 +311,6 @@ def tile(input, dims):
     return input.repeat(dims)
 
 
-@public("unflatten")
-def unflatten(input, dim, sizes):
-    """``input`` with dimension ``dim`` split into ``sizes`` (a view, ``ViewBackward0``; one size may be -1).
-
-    Raises
-    ------
-    RuntimeError
-        "unflatten: Provided sizes [2, 3] don't multiply up to the size of dim 1 (4) in the input tensor".
-    """
-    check_tensor("unflatten", "input", input)
-    d = _dim(dim, input.dim())
-    sizes = tuple(sizes)
-    known = math.prod(s for s in sizes if s != -1)
-    n = input.shape[d]
-    if -1 not in sizes and known != n:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({n}) in the "
-            "input tensor"
-        )
-    return input.view(tuple(input.shape[:d]) + sizes + tuple(input.shape[d + 1 :]))
-
-
 @public("sum_to_size", function=False)
 def sum_to_size(self, *size):
     """Sum this tensor down to ``size``, which it must expand from (``SumBackward1``).
