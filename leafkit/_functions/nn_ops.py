@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._device import array_module, as_array
+from ._base import array_module, as_array
 from ._registry import defop
 
 __all__ = ["native_batch_norm_spec", "native_batch_norm_backward_spec"]

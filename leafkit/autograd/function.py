@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 
 from .grad_mode import _state, no_grad
-from .graph import Error, Node, SavedVariable, api
+from .graph import Error, Node, api, connect, save_input, save_output
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -206,15 +206,14 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 
 def _connect(ctx, args):
-    """The node's inputs: one ``next_functions`` entry per tensor argument."""
+    """The node's inputs: one ``next_functions`` edge per tensor argument (:func:`~.graph.connect`)."""
     T = api.tensor_type
     slots = tuple(i for i, a in enumerate(args) if isinstance(a, T))
     ctx._slot_args = slots
-    ctx.next_functions = tuple(args[i]._edge() for i in slots)
-    ctx._in_meta = [(args[i]._data.shape, args[i]._data.dtype) if args[i]._requires_grad else None for i in slots]
-    for i in slots:
-        ctx._device = args[i]._device
-        break
+    needs = ctx.needs_input_grad  # one per argument of forward, as PyTorch gives it
+    connect(ctx, [args[i] for i in slots])
+    ctx.needs_input_grad = needs
+    ctx._device = args[slots[0]]._device if slots else None
 
 
 def _attach_outputs(ctx, args, outs):
@@ -260,16 +259,15 @@ def _attach_outputs(ctx, args, outs):
 def _save(t, k_arg, results, ctx):
     if t is None:
         return None
-    T = api.tensor_type
-    if not isinstance(t, T):
+    if not isinstance(t, api.tensor_type):
         raise TypeError(
             f"save_for_backward can only save variables, but argument {k_arg} is of type {type(t).__name__}"
         )
     for k, r in enumerate(results):
         if r is t:  # an output: saved without the tensor itself (no reference cycle)
-            return SavedVariable(t._data, t._version_counter, None, k, ctx.name(), t._device)
+            return save_output(t, ctx, k)
     t._check_can_be_saved()
-    return SavedVariable(t._data, t._version_counter, t, t._output_nr, t._grad_fn, t._device)
+    return save_input(t)
 
 
 def once_differentiable(fn):

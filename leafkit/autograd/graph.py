@@ -20,10 +20,12 @@ import itertools
 import re
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from . import anomaly_mode
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable", "api"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable", "TensorAPI", "FormulaNamespace", "api"]
 
 _BACKWARD_SUFFIX = re.compile(r"Backward0?$|Backward(?=\d+$)")  # ExpBackward0 -> Exp, MaxBackward1 -> Max1
 
@@ -34,6 +36,7 @@ def short_name(name: str) -> str:
 
 
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
+RUN_FIRST = 1 << 62  # the sequence number of nodes the engine runs as soon as they are ready (PyTorch: UINT64_MAX)
 
 RELEASED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -51,31 +54,63 @@ HINT_ANOMALY = (
 )
 
 
-class _TensorAPI:
-    """What the tensor layer hands the autograd core at import (the core imports nothing above it).
+class FormulaNamespace(Protocol):
+    """A namespace backward formulas run in (``F``): on arrays in a plain pass, on tensors in a recorded one.
 
-    Attributes
-    ----------
-    tensor_type : type
-        The tensor class (for ``isinstance`` checks).
-    wrap : callable
-        ``wrap(array, device)``: a tensor with no history around ``array``.
-    array_ns, tensor_ns : object
-        The namespaces backward formulas run in: on raw arrays (a plain
-        backward pass) and on tensors (``create_graph=True``, so that the
-        backward pass is itself recorded).
-    type_string : callable
-        ``type_string(np_dtype, device)``: ``"torch.FloatTensor"`` ...
+    Besides every registered op under its name (``F.mul``, ``F.expand``), it has what the engine itself calls.
     """
 
-    tensor_type = None
-    wrap = None
-    array_ns = None
-    tensor_ns = None
-    type_string = None
+    records: bool  # True for the tensor namespace: formulas run there are recorded (``create_graph=True``)
+
+    def sum_to(self, g: Any, shape: tuple, node: Node | None = None, i: int = 0) -> Any:
+        """``g`` summed over broadcast dimensions to ``shape``; PyTorch's "invalid gradient" error otherwise."""
+
+    def cast(self, g: Any, dtype: Any) -> Any:
+        """``g`` cast to the NumPy dtype ``dtype``."""
+
+    def zeros(self, shape: tuple, dtype: Any, like: Any) -> Any:
+        """Zeros of ``shape`` and ``dtype`` on ``like``'s device."""
+
+    def has_nan(self, g: Any) -> bool:
+        """Whether ``g`` holds a NaN (anomaly mode's check)."""
+
+    def own(self, g: Any) -> Any:
+        """``g`` as a writeable array of its own (a broadcast view is copied); tensors as they are."""
 
 
-api = _TensorAPI()
+class TensorAPI(Protocol):
+    """What the tensor layer hands the autograd core at import (the core imports nothing above it).
+
+    The core reads a tensor's autograd state directly (``_data``, ``_device``, ``_requires_grad``, ``_grad_fn``,
+    ``_output_nr``, ``_version_counter``, ``_edge()``, ``_accumulate_grad()``); everything else it needs from the
+    tensor layer comes through this interface, filled once by :mod:`leafkit._functions`.
+    """
+
+    tensor_type: type  # the tensor class, for ``isinstance`` checks
+    array_ns: FormulaNamespace  # formulas on raw arrays (a plain backward pass)
+    tensor_ns: FormulaNamespace  # formulas on tensors (``create_graph=True``: the pass is itself recorded)
+
+    def wrap(
+        self, data: Any, device: Any, grad_fn: Node | None = None, output_nr: int = 0, counter: list | None = None
+    ) -> Any:
+        """A tensor around the array ``data`` on ``device``, with ``grad_fn`` (output ``output_nr``) as its history
+        and, if given, the version ``counter`` it shares with other tensors on the same storage."""
+
+    def type_string(self, dtype: Any, device: Any) -> str:
+        """PyTorch's type name of a NumPy dtype on a device: ``"torch.FloatTensor"``, ``"torch.cuda.DoubleTensor"``."""
+
+
+class _API:
+    """The one :data:`api` object: empty until :mod:`leafkit._functions` sets its attributes at import."""
+
+    tensor_type: type
+    array_ns: FormulaNamespace
+    tensor_ns: FormulaNamespace
+    wrap: Callable[..., Any]
+    type_string: Callable[[Any, Any], str]
+
+
+api: TensorAPI = _API()  # filled by leafkit._functions at import
 
 
 class RemovableHandle:
@@ -161,8 +196,34 @@ class SavedVariable:
             return self.data
         if self.tensor is not None:
             return self.tensor
-        # a saved output: rebuilt around the node that made it
-        return api.wrap(self.data, self.device, node, self.output_nr, self.counter)
+        return api.wrap(self.data, self.device, node, self.output_nr, self.counter)  # an output, around its node
+
+
+def save_input(t: Any) -> SavedVariable:
+    """What a node keeps of an input tensor ``t`` it saves for backward: the tensor itself, and its version."""
+    if t._inference:
+        t._check_can_be_saved()  # "Inference tensors cannot be saved for backward" (outside inference mode)
+    return SavedVariable(t._data, t._version_counter, t, t._output_nr, t._grad_fn, t._device)
+
+
+def save_output(t: Any, node: Node, output_nr: int) -> SavedVariable:
+    """What ``node`` keeps of its own output ``t``: the array and version counter only (keeping the tensor would
+    make a cycle node -> tensor -> node); an output without history (indices) is kept as the tensor."""
+    kept = t if t._grad_fn is not node else None
+    return SavedVariable(t._data, t._version_counter, kept, output_nr, node.name(), t._device)
+
+
+def connect(node: Node, inputs: Sequence[Any]) -> None:
+    """Give ``node`` one ``next_functions`` edge per input, to its ``grad_fn`` (a leaf: its ``AccumulateGrad``), or
+    none if it does not require grad; and the input's shape and dtype, which the engine sums a gradient back to."""
+    edges, meta = [], []
+    for t in inputs:
+        needs_grad = isinstance(t, api.tensor_type) and t._requires_grad
+        edges.append(t._edge() if needs_grad else (None, 0))
+        meta.append((t._data.shape, t._data.dtype) if needs_grad else None)
+    node.next_functions = edges
+    node.needs_input_grad = tuple(e is not None for e in meta)
+    node._in_meta = meta
 
 
 _NRS = {}
@@ -220,14 +281,9 @@ class Node:
 
     def __init__(self):
         self._seq = next(_sequence)
-        self._next = ()
-        self._nrs = ()
-        self._stash = None
-        self._in_meta = ()
-        self.needs_input_grad = ()
-        self._device = None
-        self._had_saved = False  # a tensor was saved: freeing it makes a second pass fail
-        self._released = False
+        self._next = self._nrs = self._in_meta = self.needs_input_grad = ()
+        self._stash = self._device = None
+        self._had_saved = self._released = False  # _had_saved: a tensor was saved, freeing it makes a second pass fail
         if anomaly_mode._enabled:
             anomaly_mode.record_traceback(self)
 
@@ -237,7 +293,7 @@ class Node:
 
     @next_functions.setter
     def next_functions(self, edges):
-        self._next = tuple(e[0] for e in edges)
+        self._next = tuple([e[0] for e in edges])
         self._nrs = nrs(tuple(e[1] for e in edges))
 
     # -- identity ---------------------------------------------------------
@@ -272,11 +328,7 @@ class Node:
             raise RuntimeError(RELEASED_MESSAGE)
 
     def _release(self) -> None:
-        """Free the saved tensors (backward ran without ``retain_graph``).
-
-        Saved sizes and other attributes stay, as in PyTorch: a node that
-        saved no tensor can run again.
-        """
+        """Free the saved values (backward ran without ``retain_graph``); a node that saved no tensor can run again."""
         if self._had_saved:
             self._stash = None
         self._released = True
@@ -330,7 +382,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         Node.__init__(self)
-        self._seq = 1 << 62  # runs as soon as it is ready, as in PyTorch (UINT64_MAX there)
+        self._seq = RUN_FIRST  # runs as soon as it is ready, as in PyTorch
         self.variable = variable
 
     def name(self) -> str:
