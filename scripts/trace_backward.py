@@ -35,14 +35,18 @@ def measure() -> dict:
     package = os.path.dirname(os.path.abspath(leafkit.__file__))
     x = leafkit.tensor([1.0, 2.0, 3.0], requires_grad=True)
     seen: dict = {}
+    generated: dict = {}  # code built at run time (exec), called from leafkit: it has no source file
 
     def profile(frame, event, arg):
         if event != "call":
             return
         code = frame.f_code
-        if code in seen or not os.path.abspath(code.co_filename).startswith(package + os.sep):
+        if code in seen or code in generated:
             return
-        seen[code] = None
+        if os.path.abspath(code.co_filename).startswith(package + os.sep):
+            seen[code] = None
+        elif code.co_filename.startswith("<") and frame.f_back is not None and frame.f_back.f_code in seen:
+            generated[code] = None
 
     sys.setprofile(profile)
     try:
@@ -70,7 +74,11 @@ def measure() -> dict:
         "functions": functions,
         "n_functions": len(functions),
         "n_lines": sum(len(lines) for lines in covered.values()),  # each source line once
+        "lines_per_file": {
+            os.path.relpath(name, os.path.dirname(package)): len(lines) for name, lines in sorted(covered.items())
+        },
         "files": sorted({f["file"] for f in functions}),
+        "generated": [f"{code.co_name} ({code.co_filename})" for code in generated],
     }
 
 
@@ -88,9 +96,9 @@ def report(result: dict) -> str:
     rows = [f"{'lines':>5}  {'where':<44} function"]
     for f in result["functions"]:
         rows.append(f"{f['lines']:>5}  {f['file'] + ':' + str(f['line']):<44} {f['name']}")
-    per_file = {}
-    for f in result["functions"]:
-        per_file[f["file"]] = per_file.get(f["file"], 0) + f["lines"]
+    per_file = result["lines_per_file"]
+    for name in result["generated"]:
+        rows.append(f"{'?':>5}  {'(code built at run time)':<44} {name}")
     rows.append("")
     for name in result["files"]:
         rows.append(f"{per_file[name]:>5}  {name}")

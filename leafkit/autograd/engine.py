@@ -288,7 +288,8 @@ class GraphTask:
 
     def _only_towards(self, inputs) -> None:
         """Only the nodes from which an input can be reached take part; only edges between them count."""
-        self.targets = targets = {}
+        targets: dict = {}
+        self.targets = targets  # node -> [(index in inputs, output_nr)]
         for k, (node, nr) in enumerate(inputs):
             targets.setdefault(node, []).append((k, nr))
         self.captured = [None] * len(inputs) if self.capture else None
@@ -383,7 +384,7 @@ def evaluate(task: GraphTask, node: Node, step) -> None:
         return _evaluate_towards_inputs(task, node, grads, step)
     if grads is not None and (node._tensor_hooks or node._retain_refs or node._pre_hooks):
         grads = call_hooks_before(node, grads, task.create_graph, step)
-    if node.__class__ is AccumulateGrad:
+    if isinstance(node, AccumulateGrad):
         return accumulate(task, node, grads, step)
     in_grads = call_function(task, node, grads, step)
     if not task.keep_graph:
@@ -394,12 +395,13 @@ def evaluate(task: GraphTask, node: Node, step) -> None:
 def _evaluate_towards_inputs(task: GraphTask, node: Node, grads, step) -> None:
     """:func:`evaluate` in a pass with ``inputs`` (``autograd.grad``, ``backward(inputs=...)``): the gradient of
     an input is taken where it arrives; a node that leads to no input does not run."""
+    assert task.targets is not None
     if task.capture and node.__class__ is not AccumulateGrad and task.runs(node) and node in task.targets:
         if _arrived(grads):
             task.take(node, grads, step)  # a node that must run too: PyTorch takes the gradient before its hooks
     if grads is not None and (node._tensor_hooks or node._retain_refs or node._pre_hooks):
         grads = call_hooks_before(node, grads, task.create_graph, step)
-    if node.__class__ is AccumulateGrad:
+    if isinstance(node, AccumulateGrad):
         return accumulate(task, node, grads, step)
     if not task.runs(node):
         if task.capture and node in task.targets and _arrived(grads):
@@ -466,7 +468,7 @@ def deliver(task: GraphTask, node: Node, in_grads, step) -> None:
 
 def sum_to_input(F, g, node: Node, i: int):
     """``g`` summed over broadcast dimensions to the shape of input ``i``, cast to its dtype; and the shape it had."""
-    shape, dtype = node._in_meta[i] or (g.shape, g.dtype)
+    shape, dtype = node._in_meta[i] or (g.shape, g.dtype)  # None: the output's, as g has them
     summed = tuple(g.shape) if g.shape != shape else None
     if summed is not None:
         g = F.sum_to(g, shape, node, i)
@@ -486,7 +488,7 @@ def release(node: Node, ran: bool, step) -> None:
         step.freed = node._had_saved and ran
 
 
-def accumulate(task: GraphTask, node: Node, grads, step) -> None:
+def accumulate(task: GraphTask, node: AccumulateGrad, grads, step) -> None:
     """An ``AccumulateGrad`` node: the leaf's hooks, then its ``.grad`` (or the capture of ``autograd.grad``)."""
     var, g = node.variable, grads[0] if grads is not None else None
     if g is None:
@@ -501,7 +503,7 @@ def accumulate(task: GraphTask, node: Node, grads, step) -> None:
         _after_accumulate(task, node, g, step)
 
 
-def _after_accumulate(task: GraphTask, node: Node, g, step) -> None:
+def _after_accumulate(task: GraphTask, node: AccumulateGrad, g, step) -> None:
     """What the trace records of a leaf, then its post-accumulate-grad hooks and the node's post-hooks."""
     var = node.variable
     if step is not None:
@@ -513,7 +515,7 @@ def _after_accumulate(task: GraphTask, node: Node, g, step) -> None:
             step.accumulated = var
         if var._post_acc_hooks:
             _post_accumulate_hooks(var, step)
-    for fn in list(node._post_hooks.values()) if node._post_hooks is not None else ():
+    for fn in list(node._post_hooks.values()) if node._post_hooks is not None else []:
         _call_node_hook(fn, ((), (g,)), var._device, 0)
         if step is not None:
             step.hooks.append("post-hook")
@@ -527,7 +529,8 @@ def _skipped(step) -> None:
 
 # -- hooks, anomaly mode, missing gradients --------------------------------------------------------------------------
 def _post_hooks(node: Node, in_grads, grads, step):
-    for fn in list(node._post_hooks.values()):
+    """The node's post-hooks (``Node.register_hook``): each may return new input gradients."""
+    for fn in list((node._post_hooks or {}).values()):
         r = _call_node_hook(fn, (in_grads, grads), node._device, len(in_grads))
         if step is not None:
             step.hooks.append("post-hook")
@@ -539,7 +542,7 @@ def _post_hooks(node: Node, in_grads, grads, step):
 def _fill_missing(node: Node, grads, F):
     """A node with several outputs gets zeros for the outputs no gradient reached."""
     if node._materialize and any(g is None for g in grads):
-        meta = node._out_meta
+        meta = node._out_meta or []
         like = next(g for g in grads if g is not None)
         return [g if g is not None else F.zeros(meta[i][0], meta[i][1], like) for i, g in enumerate(grads)]
     return grads

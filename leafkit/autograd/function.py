@@ -26,6 +26,7 @@ interface the tensor layer installs (:data:`leafkit.autograd.graph.api`).
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from .grad_mode import _state, no_grad
 from .graph import Error, Node, api, connect, save_input, save_output
@@ -62,8 +63,9 @@ class BackwardCFunction(Node, FunctionCtx):
         One per ``forward`` argument: does that argument need a gradient?
     """
 
-    _forward_cls = None
+    _forward_cls: Any = None  # the Function subclass whose node class this is
     _materialize = True
+    _slot_args: tuple = ()  # the positions of forward's tensor arguments
 
     def name(self) -> str:
         return type(self).__name__
@@ -127,9 +129,10 @@ class FunctionMeta(type):
     """Gives every Function subclass its node class, ``<Name>Backward``, as PyTorch's metaclass does."""
 
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = type(
+        backward_cls: type[BackwardCFunction] = type(
             name + "Backward", (BackwardCFunction,), {"_forward_cls": cls, "__module__": cls.__module__}
         )
+        cls._backward_cls = backward_cls
         super().__init__(name, bases, attrs)
 
 
@@ -146,6 +149,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         function with non-static forward method is deprecated"), and from
         backward: "returned an incorrect number of gradients".
     """
+
+    _backward_cls: type[BackwardCFunction]  # <Name>Backward, made by FunctionMeta
 
     def __init__(self, *args, **kwargs):
         pass
@@ -222,7 +227,7 @@ def _attach_outputs(ctx, args, outs):
     non_diff = ctx.__dict__.pop("_non_diff", ())
     dirty = ctx.__dict__.pop("_dirty", ())
     results = []
-    meta = []
+    meta: list = []
     for k, o in enumerate(outs):
         if not isinstance(o, T):
             results.append(o)
@@ -297,7 +302,7 @@ def once_differentiable(fn):
             "trying to differentiate twice a function that was marked with @once_differentiable",
             [(None, 0) if f is None else f._edge() for f in fakes],
         )
-        res = []
+        res: list = []
         for k, f in enumerate(fakes):
             if f is None:
                 res.append(None)

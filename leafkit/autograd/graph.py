@@ -25,7 +25,17 @@ from typing import Any, Protocol
 
 from . import anomaly_mode
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable", "TensorAPI", "FormulaNamespace", "api"]
+__all__ = [
+    "Node",
+    "AccumulateGrad",
+    "RemovableHandle",
+    "SavedVariable",
+    "TensorAPI",
+    "TensorLike",
+    "FormulaNamespace",
+    "api",
+    "connect",
+]
 
 _BACKWARD_SUFFIX = re.compile(r"Backward0?$|Backward(?=\d+$)")  # ExpBackward0 -> Exp, MaxBackward1 -> Max1
 
@@ -52,6 +62,69 @@ HINT_ANOMALY = (
     "Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
     "variable in question was changed in there or anywhere later. Good luck!"
 )
+
+
+class TensorLike(Protocol):
+    """What the autograd core reads and calls on a tensor: the autograd state PyTorch keeps beside the data.
+
+    ``leafkit.Tensor`` has all of it; the core never imports it (it gets the class through :data:`api`).
+    """
+
+    _data: Any  # the NumPy or CuPy array
+    _device: Any
+    _requires_grad: bool
+    _grad_fn: Node | None  # None for a leaf
+    _output_nr: int  # which output of its grad_fn the tensor is
+    _version_counter: list  # [version], shared by every tensor on the same storage
+    _base: Any  # the tensor a view was made from (None: not a view)
+    _grad: Any
+    _hooks: Any  # register_hook's hooks of a leaf
+    _post_acc_hooks: Any
+    _inference: bool
+
+    @property
+    def shape(self) -> Any: ...
+
+    @property
+    def dtype(self) -> Any: ...
+
+    def _edge(self) -> tuple[Node | None, int]:
+        """Where this tensor's gradient goes: ``(grad_fn, output_nr)``, a leaf's ``(AccumulateGrad, 0)``, or
+        ``(None, 0)`` when it does not require grad."""
+
+    def _accumulate_grad(self, g: Any, create_graph: bool) -> None:
+        """Add ``g`` into ``.grad`` (what ``AccumulateGrad`` does)."""
+
+    def _retain_grad_value(self, g: Any, create_graph: bool) -> None:
+        """The ``retain_grad()`` copy of ``g`` into ``.grad``."""
+
+    def _check_can_be_saved(self) -> None:
+        """PyTorch's error for an inference tensor saved for backward."""
+
+    def _valid_fn(self) -> Node | None:
+        """A view's ``grad_fn`` brought up to date (or PyTorch's error for a view that cannot be)."""
+
+    def _set_history(self, node: Node, output_nr: int) -> None:
+        """Make ``node`` (output ``output_nr``) this tensor's ``grad_fn``."""
+
+    def _fresh(self) -> Any:
+        """A view whose storage changed in place since it was made gets its ``grad_fn`` regenerated."""
+
+    def _alias(self) -> Any:
+        """A new tensor on the same storage, not recorded."""
+
+    def _type_string(self) -> str:
+        """PyTorch's type name: ``"torch.FloatTensor"`` ..."""
+
+    def retain_grad(self) -> None: ...
+
+    def is_floating_point(self) -> bool: ...
+
+    def detach(self) -> Any: ...
+
+    def requires_grad_(self, requires_grad: bool = True) -> Any: ...
+
+    def to(self, *args: Any) -> Any: ...
 
 
 class FormulaNamespace(Protocol):
@@ -86,7 +159,7 @@ class TensorAPI(Protocol):
     tensor layer comes through this interface, filled once by :mod:`leafkit._functions`.
     """
 
-    tensor_type: type  # the tensor class, for ``isinstance`` checks
+    tensor_type: type[TensorLike]  # the tensor class, for ``isinstance`` checks
     array_ns: FormulaNamespace  # formulas on raw arrays (a plain backward pass)
     tensor_ns: FormulaNamespace  # formulas on tensors (``create_graph=True``: the pass is itself recorded)
 
@@ -103,7 +176,7 @@ class TensorAPI(Protocol):
 class _API:
     """The one :data:`api` object: empty until :mod:`leafkit._functions` sets its attributes at import."""
 
-    tensor_type: type
+    tensor_type: type[TensorLike]
     array_ns: FormulaNamespace
     tensor_ns: FormulaNamespace
     wrap: Callable[..., Any]
@@ -226,7 +299,7 @@ def connect(node: Node, inputs: Sequence[Any]) -> None:
     node._in_meta = meta
 
 
-_NRS = {}
+_NRS: dict = {}
 
 
 def nrs(t):
@@ -272,12 +345,21 @@ class Node:
         "__weakref__",
     )
 
-    _tensor_hooks = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
-    _retain_refs = None  # {output_nr: weakref to a tensor that called retain_grad()}
-    _pre_hooks = None
-    _post_hooks = None
+    _seq: int  # the creation order (the engine runs later nodes first)
+    _next: tuple  # the nodes of next_functions (None: no edge)
+    _nrs: tuple  # their output numbers
+    _stash: Any  # the saved values (None: nothing saved, or freed)
+    _in_meta: Sequence  # per input: (shape, dtype) its gradient is summed back to and cast to, or None
+    needs_input_grad: tuple
+    _device: Any
+    _had_saved: bool
+    _released: bool
+    _tensor_hooks: dict | None = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
+    _retain_refs: dict | None = None  # {output_nr: weakref to a tensor that called retain_grad()}
+    _pre_hooks: _HookDict | None = None
+    _post_hooks: _HookDict | None = None
     _materialize = True  # missing output gradients are given as zeros
-    _out_meta = None  # [(shape, dtype)] per output, for nodes with several outputs
+    _out_meta: list | None = None  # [(shape, dtype)] per output, for nodes with several outputs
 
     def __init__(self):
         self._seq = next(_sequence)
