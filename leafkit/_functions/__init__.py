@@ -32,6 +32,9 @@ from . import nn_ops  # noqa: F401,E402  (the nn layers' ops: native_batch_norm)
 from . import activation  # noqa: F401,E402  (gelu, silu, elu, leaky_relu, softplus, hardtanh, log_sigmoid, logit)
 from . import distance  # noqa: F401,E402  (cosine_similarity)
 from . import promotion  # noqa: F401,E402  (result_type, promote_types, can_cast)
+from . import views  # noqa: E402
+
+_fast._INVALID[0] = views.Invalid  # the fast recording checks a view's grad_fn for it
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------

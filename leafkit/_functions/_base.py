@@ -429,7 +429,8 @@ def _plain(spec, args, out, dev, requires_grad):
     """The outputs of an op that records nothing (grad mode off, or no input requires grad)."""
     results = tuple(Tensor._make(o, dev) for o in out) if spec.multi else (Tensor._make(out, dev),)
     for r in results:
-        r._created_in_no_grad = requires_grad
+        if requires_grad:  # made under no_grad from an input that requires grad (what viz.explain tells)
+            r._created_in_no_grad = True
         if spec.view:
             r._share_view_of(args[0], recorded=False)
         elif _state.inference:

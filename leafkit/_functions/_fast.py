@@ -99,6 +99,48 @@ def apply(spec, args):
 
 
 def _apply(spec, args):
+    """:func:`._base.apply` for ops with a fixed number of inputs that are plain tensors on one device (or not
+    tensors): the arrays unwrapped in one loop; anything else as the reference does it."""
+    if spec.variadic:
+        return _apply_general(spec, args)
+    fargs = list(args)
+    dev = None
+    need = inference = False
+    for i in range(spec.n_in):
+        a = args[i]
+        cls = a.__class__
+        if cls is float or cls is int or a is None:
+            continue
+        if cls is not Tensor and not isinstance(a, Tensor):
+            continue
+        if a._base is not None:
+            if a._version_counter[0] != a._attr_version or a._grad_fn.__class__ is _INVALID[0]:
+                return _apply_general(spec, args)  # a view to bring up to date (or to refuse): as the reference
+        d = a._device
+        if dev is None:
+            dev = d
+        elif d is not dev:
+            return _apply_general(spec, args)
+        fargs[i] = a._data
+        if a._requires_grad:
+            need = True
+        if a._inference:
+            inference = True
+    record = need and _state.enabled
+    if record and inference:
+        _check_saved_inputs(spec, args)
+    out = spec.forward(*fargs)
+    if spec.device_from is not None:
+        dev = args[spec.device_from]
+    if record:
+        return _record(spec, args, out, dev)
+    return _plain(spec, args, out, dev, need)
+
+
+_INVALID = [None]  # views.Invalid, the grad_fn of a view that may not be used (set by install)
+
+
+def _apply_general(spec, args):
     fargs, dev, need = _arrays(spec, args)
     if need and _state.enabled:
         for i in range(spec.n_lead, len(args)) if spec.variadic else range(spec.n_in):
@@ -236,13 +278,15 @@ def _record(spec, args, out, dev):
 
 
 def _save(spec, node, plan, args, results):
-    """:func:`._base.save`, for the kinds most ops save written out (the others as the reference saves them)."""
+    """:func:`._base.save`, with the kinds most ops save written out (the others as the reference saves them)."""
     saved = [None] * len(spec.saved_names)
     had = False
     kinds = spec.saved_kinds
     for k in plan:
         kind, idx = kinds[k]
-        if kind == "input":
+        if kind == "attr":
+            saved[k] = args[idx] if idx < len(args) else spec.defaults[idx]
+        elif kind == "input":
             a = args[idx]
             cls = a.__class__
             if cls is Tensor or (cls is not float and cls is not int and isinstance(a, Tensor)):
@@ -260,8 +304,15 @@ def _save(spec, node, plan, args, results):
                 r._data, r._version_counter, r if r._grad_fn is None else None, idx, spec.node_name, r._device
             )
             had = True
-        elif kind == "attr":
-            saved[k] = args[idx] if idx < len(args) else spec.defaults[idx]
+        elif idx >= 0 and args[idx].__class__ is not float and isinstance(args[idx], Tensor):
+            arr = args[idx]._data
+            if kind == "_sym_sizes":
+                saved[k] = arr.shape
+            elif kind == "_sym_strides":
+                it = arr.itemsize
+                saved[k] = tuple([st // it for st in arr.strides])
+            else:
+                saved[k] = _base._SAVE[kind](args, results, idx, spec, node)
         else:
             saved[k] = _base._SAVE[kind](args, results, idx, spec, node)
     node._had_saved = had
