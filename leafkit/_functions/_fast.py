@@ -12,7 +12,8 @@ the same work with less Python, and :func:`install` puts it in their place:
   op on its first use (its formulas called directly, its saved values unpacked once);
 * **the pass** (:func:`backward`, :func:`run_backward`): a loop without the generator and the trace, which
   adds gradients in place into sums it allocated itself and hands such a sum to a leaf's ``.grad`` without a
-  copy (the reference engine always makes a new sum and copies).
+  copy (the reference engine always makes a new sum and copies); the formulas call the ops' forwards
+  without each one's ``np.errstate`` wrapper (:func:`add_op`: the whole pass runs under one).
 
 ``BackwardStep`` traces (``autograd.backward_steps``, the BackwardStepper) always run the reference engine.
 
@@ -24,6 +25,7 @@ the two paths must give the same results, which the gradient suites check under 
 from __future__ import annotations
 
 import heapq
+import operator
 import os
 
 import numpy as np
@@ -34,7 +36,7 @@ from ..autograd import anomaly_mode
 from ..autograd import engine as _engine
 from ..autograd.grad_mode import _state
 from ..autograd.graph import RELEASED_MESSAGE, RUN_FIRST, AccumulateGrad, SavedVariable, _sequence, api, nrs
-from . import _base, _registry
+from . import _base, _namespace, _registry
 from ._base import OpNode, _arrays, _check_saved_inputs, _plain
 
 __all__ = ["ENABLED", "install", "installed"]
@@ -53,6 +55,7 @@ def install() -> None:
         (OpNode, "_backward", _compile_on_first_call),
         (_engine, "backward", backward),
         (_engine, "run_backward", run_backward),
+        (_namespace, "add_op", add_op),
     ):
         _REFERENCE[owner, name] = getattr(owner, name)
         setattr(owner, name, fast)
@@ -61,6 +64,21 @@ def install() -> None:
 def installed() -> bool:
     """Whether the fast functions are in place (``LEAFKIT_FAST`` was not ``0`` when leafkit was imported)."""
     return bool(_REFERENCE)
+
+
+# ops the formulas call most, as NumPy's (or CuPy's) own callables: a formula always gives them valid arguments
+# (2-D matrices of one dtype), so they need none of the forward's checks
+_LEAN = {"t": operator.attrgetter("T"), "mm": np.matmul}
+
+
+def add_op(spec, apply) -> None:
+    """:func:`._namespace.add_op`, whose array namespace holds the forwards without their ``np.errstate`` wrapper
+    (formulas run on arrays only inside a backward pass, which runs under ``np.errstate(all="ignore")`` as a
+    whole), and ``t`` and ``mm`` as NumPy's callables."""
+    _REFERENCE[_namespace, "add_op"](spec, apply)
+    raw = _LEAN.get(spec.name) or getattr(spec.forward, "__wrapped__", None)
+    if raw is not None and getattr(_namespace.array_ns, spec.name, None) is spec.forward:
+        setattr(_namespace.array_ns, spec.name, raw)
 
 
 # -- recording ------------------------------------------------------------------------------------------------------
@@ -503,6 +521,8 @@ class _Pass:
 
 def run_backward(roots, keep_graph, create_graph=False, inputs=None, capture=False, allow_unused=False):
     """:func:`leafkit.autograd.engine.run_backward` (an untraced pass), as one loop."""
+    if inputs is None:
+        return _run_plain(roots, keep_graph, create_graph)
     p = _Pass(roots, keep_graph, create_graph, inputs, capture)
     heap, buffers, pop = p.heap, p.buffers, heapq.heappop
     targets = p.targets
@@ -543,6 +563,119 @@ def run_backward(roots, keep_graph, create_graph=False, inputs=None, capture=Fal
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
     return p.captured
+
+
+def _run_plain(roots, keep_graph, create_graph):
+    """An untraced pass without ``inputs`` (``backward()``): the reference's steps written out in one loop, the
+    buffers of the pass added to in place."""
+    F = api.tensor_ns if create_graph else api.array_ns
+    deps = _engine.dependencies([r[0] for r in roots])
+    owned = {} if not create_graph else None  # id -> array: sums the pass allocated, which it may change
+    buffers = {}
+    for node, nr, g in roots:
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.n_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    heap = []
+    tie = 0
+    push, pop = heapq.heappush, heapq.heappop
+    for node, _, _ in roots:
+        if deps.get(node) == 0:
+            deps[node] = -1  # queued
+            push(heap, (-node._seq, tie, node))
+            tie += 1
+    prev = (_state.grad, _state.enabled)
+    _state.grad = _state.enabled = create_graph  # formulas on tensors record only when asked
+    try:
+        while heap:
+            node = pop(heap)[2]
+            grads = buffers.pop(node, None)
+            if grads is not None and (
+                node._tensor_hooks is not None or node._retain_refs is not None or node._pre_hooks is not None
+            ):
+                grads = _engine.call_hooks_before(node, grads, create_graph, None)
+            if node.__class__ is AccumulateGrad:
+                _accumulate_owned(node, grads, owned, create_graph)
+                continue
+            in_grads = None
+            if grads is not None and (grads[0] is not None or any(g is not None for g in grads)):
+                if owned:  # a formula may pass a gradient on as it is (AddBackward0): it is no longer the pass's
+                    for g in grads:
+                        if g is not None:
+                            owned.pop(id(g), None)
+                if len(grads) > 1:
+                    grads = _engine._fill_missing(node, grads, F)
+                in_grads = _engine._run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
+                if node._post_hooks is not None:
+                    in_grads = _engine._post_hooks(node, in_grads, grads, None)
+            if not keep_graph:
+                node._release()
+            meta = node._in_meta
+            i = -1
+            for nxt, nr in zip(node._next, node._nrs):
+                i += 1
+                if nxt is None:
+                    continue
+                if in_grads is not None:
+                    g = in_grads[i]
+                    if g is not None:
+                        m = meta[i]
+                        if m is not None:
+                            if g.shape != m[0]:
+                                g = F.sum_to(g, m[0], node, i)
+                            if g.dtype != m[1]:
+                                g = F.cast(g, m[1])
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            om = nxt._out_meta
+                            if om is None:
+                                buffers[nxt] = [g]
+                            else:
+                                buf = buffers[nxt] = [None] * len(om)
+                                buf[nr] = g
+                        else:
+                            old = buf[nr]
+                            if old is None:
+                                buf[nr] = g
+                            elif owned is not None and owned.get(id(old)) is old and old.shape == g.shape:
+                                if old.dtype == g.dtype:
+                                    old += g
+                                else:
+                                    buf[nr] = old + g
+                            else:
+                                old = buf[nr] = old + g
+                                if owned is not None and old.__class__ is np.ndarray and old.base is None:
+                                    owned[id(old)] = old
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    push(heap, (-nxt._seq, tie, nxt))
+                    tie += 1
+    finally:
+        _state.grad, _state.enabled = prev
+
+
+def _accumulate_owned(node, grads, owned, create_graph) -> None:
+    """:func:`_accumulate` in a plain pass (no ``inputs``, no capture)."""
+    if grads is None or grads[0] is None:
+        return
+    g = grads[0]
+    taken = owned is not None and owned.pop(id(g), None) is g
+    var = node.variable
+    if var._hooks:
+        g = _engine._run_tensor_hooks(var._hooks, g, var._device, None)
+        taken = False
+    if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
+        if taken and var._grad is None:
+            var._grad = Tensor._make(g, var._device)  # PyTorch steals such buffers too
+        else:
+            var._accumulate_grad(g, create_graph)
+        if var._post_acc_hooks:
+            _engine._post_accumulate_hooks(var, None)
+    if node._post_hooks is not None:
+        for fn in list(node._post_hooks.values()):
+            _engine._call_node_hook(fn, ((), (g,)), var._device, 0)
 
 
 def _accumulate(p, node, grads) -> None:
