@@ -245,11 +245,10 @@ class Tensor:
 
     def _get_accumulator(self) -> AccumulateGrad:
         """This leaf's ``AccumulateGrad`` node: made on first use, then kept by weak reference, as in PyTorch."""
-        if self._creation_meta is not None and self._base is not None and self._creation_meta in _UNCONNECTED:
-            return None  # a view made under no_grad (or in inference mode) has no gradient edge
-        ref = self._acc_ref
-        acc = ref() if ref is not None else None
+        acc = self._acc_ref() if self._acc_ref is not None else None
         if acc is None:
+            if self._creation_meta in _UNCONNECTED and self._base is not None:
+                return None  # a view made under no_grad (or in inference mode) has no gradient edge
             acc = AccumulateGrad(self)
             self._acc_ref = weakref.ref(acc)
         return acc

@@ -5,9 +5,10 @@ leafkit's reference path is written to be read: :func:`._base.apply`, :func:`._b
 the same work with less Python, and :func:`install` puts it in their place:
 
 * **recording** (:func:`apply`): one- and two-input ops on plain tensors of one device (``x * y``, ``x + 1``,
-  ``x.exp()``) skip the general bookkeeping; every other op is recorded by :func:`_record`, which builds the node
-  without ``Node.__init__``, shares interned tuples, and keeps no input metadata where the engine needs no
-  check (an input with the output's shape and dtype);
+  ``x.exp()``) skip the general bookkeeping; every other op is recorded by :func:`_record`, by code written out
+  for that op on its first use (:func:`_compile_record`), which builds the node without ``Node.__init__``,
+  shares interned tuples, and keeps no input metadata where the engine needs no check (an input with the
+  output's shape and dtype);
 * **backward code** (:func:`_compile_backward`): each op's node class gets a ``_backward`` written out for that
   op on its first use (its formulas called directly, its saved values unpacked once);
 * **the pass** (:func:`backward`, :func:`run_backward`): a loop without the generator and the trace, which
@@ -66,15 +67,15 @@ def installed() -> bool:
     return bool(_REFERENCE)
 
 
-# ops the formulas call most, as NumPy's (or CuPy's) own callables: a formula always gives them valid arguments
-# (2-D matrices of one dtype), so they need none of the forward's checks
-_LEAN = {"t": operator.attrgetter("T"), "mm": np.matmul}
+# ops the formulas call most, as the arrays' own (NumPy or CuPy) ``.T`` and ``@``: a formula always gives them
+# valid arguments (2-D matrices of one dtype), so they need none of the forward's checks
+_LEAN = {"t": operator.attrgetter("T"), "mm": operator.matmul}
 
 
 def add_op(spec, apply) -> None:
     """:func:`._namespace.add_op`, whose array namespace holds the forwards without their ``np.errstate`` wrapper
     (formulas run on arrays only inside a backward pass, which runs under ``np.errstate(all="ignore")`` as a
-    whole), and ``t`` and ``mm`` as NumPy's callables."""
+    whole), and ``t`` and ``mm`` as the arrays' own ``.T`` and ``@``."""
     _REFERENCE[_namespace, "add_op"](spec, apply)
     raw = _LEAN.get(spec.name) or getattr(spec.forward, "__wrapped__", None)
     if raw is not None and getattr(_namespace.array_ns, spec.name, None) is spec.forward:
@@ -238,6 +239,105 @@ def _record_simple(spec, args, out, dev):
 
 
 def _record(spec, args, out, dev):
+    """:func:`._base.record`: by a recorder written out for the op (:func:`_compile_record`) when it has a fixed
+    number of inputs and one output, else by :func:`_record_any`."""
+    rec = spec.__dict__.get("_fast_record")
+    if rec is None:
+        rec = spec._fast_record = _compile_record(spec) or _record_any
+    return rec(spec, args, out, dev)
+
+
+def _compile_record(spec):
+    """A recorder written out for one op with a fixed number of inputs and of outputs: what :func:`_record_any`
+    does, its loops over the inputs and outputs unrolled (``None`` for any other op)."""
+    if spec.variadic or spec.var_outputs:
+        return None
+    lines = [
+        "def record(spec, args, out, dev):",
+        "    node = new(cls)",
+        f"    node._seq = {'RUN_FIRST' if spec.first else 'next(sequence)'}",
+        "    node._stash = None",
+        "    node._device = dev",
+        "    node._had_saved = False",
+        "    node._released = False",
+        "    if anomaly._enabled:",
+        "        anomaly.record_traceback(node)",
+        "    shape, dtype = (None, None) if multi else (out.shape, out.dtype)",
+        "    n_args = len(args)",
+    ]
+    for k, i in enumerate(spec.diff):
+        lines += [
+            f"    a = args[{i}] if {i} < n_args else None",
+            "    c = a.__class__",
+            "    if (c is T or (c is not float and c is not int and isinstance(a, T))) and a._requires_grad:",
+            "        fn = a._grad_fn",
+            "        if fn is None:",
+            f"            e{k} = a._get_accumulator()",
+            f"            n{k} = 0",
+            "        else:",
+            f"            e{k} = fn",
+            f"            n{k} = a._output_nr",
+            "        d = a._data",
+            f"        m{k} = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)",
+            f"        q{k} = True",
+            "    else:",
+            f"        e{k} = m{k} = None",
+            f"        n{k} = 0",
+            f"        q{k} = False",
+        ]
+    n = len(spec.diff)
+    tup = lambda p: "(" + "".join(f"{p}{k}, " for k in range(n)) + ")"  # noqa: E731
+    lines += [
+        f"    node._next = {tup('e')}",
+        f"    node._nrs = nrs({tup('n')})",
+        f"    node._in_meta = {tup('m')}",
+        f"    needs = {tup('q')}",
+        "    node.needs_input_grad = needs",
+    ]
+    if spec.not_differentiable:
+        lines.append("    check_differentiable(spec, args)")
+    if spec.multi:
+        for k in range(len(spec.outputs)):
+            lines.append(f"    o = out[{k}]")
+            if k in spec.nondiff_outputs:
+                lines.append(f"    r{k} = make(o, dev)")
+            else:
+                lines.append(f"    r{k} = make(o, dev, node, {k}) if o.dtype.kind in KINDS else make(o, dev)")
+        lines.append("    node._out_meta = [(o.shape, o.dtype) for o in out]")
+        results = "(" + "".join(f"r{k}, " for k in range(len(spec.outputs))) + ")"
+    else:
+        lines.append("    r0 = make(out, dev, node, 0) if dtype.kind in KINDS else make(out, dev)")
+        results = "(r0,)"
+    lines.append(f"    results = {results}")
+    if spec.view:
+        lines.append("    share_views(args[0], results)")
+    lines += [
+        "    plan = plans[needs]",
+        "    if plan:",
+        "        node._stash = save(spec, node, plan, args, results)",
+        f"    return {'results' if spec.multi else 'r0'}",
+    ]
+    ns = {
+        "new": spec.node_cls.__new__,
+        "cls": spec.node_cls,
+        "RUN_FIRST": RUN_FIRST,
+        "sequence": _sequence,
+        "anomaly": anomaly_mode,
+        "T": Tensor,
+        "nrs": nrs,
+        "check_differentiable": _base._check_differentiable,
+        "make": Tensor._make,
+        "KINDS": DIFFERENTIABLE_KINDS,
+        "share_views": _base._share_views,
+        "plans": spec.plans,
+        "save": _save,
+        "multi": spec.multi,
+    }
+    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own input list
+    return ns["record"]
+
+
+def _record_any(spec, args, out, dev):
     """:func:`._base.record`, without the general helpers."""
     node = _new_node(spec, dev)
     if spec.multi:
@@ -296,45 +396,69 @@ def _record(spec, args, out, dev):
 
 
 def _save(spec, node, plan, args, results):
-    """:func:`._base.save`, with the kinds most ops save written out (the others as the reference saves them)."""
-    saved = [None] * len(spec.saved_names)
+    """:func:`._base.save`, by a saver written out for this op and plan (:func:`_compile_save`) on its first use."""
+    savers = spec.__dict__.get("_fast_save")
+    if savers is None:
+        savers = spec._fast_save = {}
+    saver = savers.get(plan)
+    if saver is None:
+        saver = savers[plan] = _compile_save(spec, plan)
+    return saver(node, args, results)
+
+
+def _compile_save(spec, plan):
+    """What :func:`._base.save` does for one op and one plan (the saved names the inputs needing a gradient
+    read), written out: one line per saved value."""
+    lines = ["def save(node, args, results):", "    n_args = len(args)"]
     had = False
-    kinds = spec.saved_kinds
     for k in plan:
-        kind, idx = kinds[k]
+        kind, i = spec.saved_kinds[k]
         if kind == "attr":
-            saved[k] = args[idx] if idx < len(args) else spec.defaults[idx]
-        elif kind == "input":
-            a = args[idx]
-            cls = a.__class__
-            if cls is Tensor or (cls is not float and cls is not int and isinstance(a, Tensor)):
-                if a._inference:
-                    a._check_can_be_saved()
-                saved[k] = SavedVariable(a._data, a._version_counter, a, a._output_nr, a._grad_fn, a._device)
-            else:
-                saved[k] = a
+            lines.append(f"    s{k} = args[{i}] if {i} < n_args else defaults[{i}]")
+        elif kind == "input" and i >= 0:
             had = True
+            lines += [
+                f"    a = args[{i}]",
+                "    c = a.__class__",
+                "    if c is T or (c is not float and c is not int and isinstance(a, T)):",
+                "        if a._inference:",
+                "            a._check_can_be_saved()",
+                f"        s{k} = SV(a._data, a._version_counter, a, a._output_nr, a._grad_fn, a._device)",
+                "    else:",
+                f"        s{k} = a",
+            ]
         elif kind == "output":
-            r = results[idx]
-            # an output with this node as history is saved without the tensor (no cycle); one without (indices)
-            # is saved as the tensor itself
-            saved[k] = SavedVariable(
-                r._data, r._version_counter, r if r._grad_fn is None else None, idx, spec.node_name, r._device
-            )
             had = True
-        elif idx >= 0 and args[idx].__class__ is not float and isinstance(args[idx], Tensor):
-            arr = args[idx]._data
-            if kind == "_sym_sizes":
-                saved[k] = arr.shape
-            elif kind == "_sym_strides":
-                it = arr.itemsize
-                saved[k] = tuple([st // it for st in arr.strides])
-            else:
-                saved[k] = _base._SAVE[kind](args, results, idx, spec, node)
-        else:
-            saved[k] = _base._SAVE[kind](args, results, idx, spec, node)
-    node._had_saved = had
-    return tuple(saved)
+            lines += [
+                f"    r = results[{i}]",
+                f"    s{k} = SV(r._data, r._version_counter, r if r._grad_fn is None else None, {i}, name, r._device)",
+            ]
+        elif kind in ("_sym_sizes", "_sym_strides") and i >= 0:
+            lines += [
+                f"    a = args[{i}]",
+                "    arr = a._data if isinstance(a, T) else asarray(a)",
+                f"    s{k} = arr.shape"
+                if kind == "_sym_sizes"
+                else f"    s{k} = tuple([st // arr.itemsize for st in arr.strides])",
+            ]
+        else:  # the rarer kinds (numel, dtype, the sizes of every input of a variadic op): as the reference
+            had = had or kind == "input"
+            lines.append(f"    s{k} = SAVE[{kind!r}](args, results, {i}, spec, node)")
+    if had:
+        lines.append("    node._had_saved = True")
+    values = ", ".join(f"s{k}" if k in plan else "None" for k in range(len(spec.saved_names)))
+    lines.append(f"    return ({values},)")
+    ns = {
+        "defaults": spec.defaults,
+        "T": Tensor,
+        "SV": SavedVariable,
+        "name": spec.node_name,
+        "asarray": np.asarray,
+        "SAVE": _base._SAVE,
+        "spec": spec,
+    }
+    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own saved names
+    return ns["save"]
 
 
 # -- backward code --------------------------------------------------------------------------------------------------

@@ -418,9 +418,9 @@ def _nll_loss(self, target, weight, reduction, ignore_index):
         if reduction == MEAN:
             out = out / total  # 0/0 = nan when every sample is ignored, as in PyTorch
     out = xp.asarray(out, dtype=self.dtype)
-    if reduction != NONE or self.ndim == 1:
+    if out.ndim and (reduction != NONE or self.ndim == 1):
         out = out.reshape(())
-    return as_array(out), as_array(xp.asarray(total, dtype=self.dtype).reshape(()))
+    return out, xp.asarray(total, dtype=self.dtype)  # (total is a number: a 0-d array)
 
 
 def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
