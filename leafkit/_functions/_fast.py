@@ -175,7 +175,6 @@ def _apply_general(spec, args):
     return _plain(spec, args, out, dev, need)
 
 
-_NO_EDGE = (None, 0)
 _NO_META1, _NO_META2 = (None,), (None, None)
 _NRS1 = (nrs((0,)), nrs((1,)))
 _NEEDS = {True: (True,), False: (False,)}
@@ -200,42 +199,65 @@ def _record_simple(spec, args, out, dev):
     """:func:`_record` for ``spec.simple`` ops: one output, one or two leading inputs (the first a tensor)."""
     if spec.not_differentiable or len(spec.diff) != spec.n_in:
         return _record(spec, args, out, dev)
-    node = _new_node(spec, dev)
+    cls = spec.node_cls
+    node = cls.__new__(cls)  # what _new_node does, written out
+    node._seq = next(_sequence) if not spec.first else RUN_FIRST
+    node._stash = None
+    node._device = dev
+    node._had_saved = node._released = False
+    if anomaly_mode._enabled:
+        anomaly_mode.record_traceback(node)
     shape, dtype = out.shape, out.dtype
     a = args[0]
     if a._requires_grad:
         fn = a._grad_fn
-        ea = (fn, a._output_nr) if fn is not None else (a._get_accumulator(), 0)
+        if fn is None:
+            ea, na_nr = a._get_accumulator(), 0
+        else:
+            ea, na_nr = fn, a._output_nr
         d = a._data
         ma = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)
         na = True
     else:
-        ea, ma, na = _NO_EDGE, None, False
+        ea, na_nr, ma, na = None, 0, None, False
     if spec.n_in == 1:
-        node._next = (ea[0],)
-        node._nrs = _NRS1[ea[1]] if ea[1] < 2 else nrs((ea[1],))
+        node._next = (ea,)
+        node._nrs = _NRS1[na_nr] if na_nr < 2 else nrs((na_nr,))
         node._in_meta = _NO_META1 if ma is None else (ma,)
         needs = _NEEDS[na]
     else:
         b = args[1]
         if b.__class__ is Tensor and b._requires_grad:
             fn = b._grad_fn
-            eb = (fn, b._output_nr) if fn is not None else (b._get_accumulator(), 0)
+            if fn is None:
+                eb, nb_nr = b._get_accumulator(), 0
+            else:
+                eb, nb_nr = fn, b._output_nr
             d = b._data
             mb = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)
             nb = True
         else:
-            eb, mb, nb = _NO_EDGE, None, False
-        node._next = (ea[0], eb[0])
-        node._nrs = nrs((ea[1], eb[1]))
+            eb, nb_nr, mb, nb = None, 0, None, False
+        node._next = (ea, eb)
+        node._nrs = _NRS00 if na_nr == 0 and nb_nr == 0 else nrs((na_nr, nb_nr))
         node._in_meta = _NO_META2 if ma is None and mb is None else (ma, mb)
         needs = _NEEDS2[na, nb]
     node.needs_input_grad = needs
     r = Tensor._make(out, dev, node, 0) if dtype.kind in DIFFERENTIABLE_KINDS else Tensor._make(out, dev)
-    plan = spec.plans[needs]
-    if plan:
-        node._stash = _save(spec, node, plan, args, (r,))
+    savers = spec.__dict__.get("_fast_savers")
+    if savers is None:
+        savers = spec._fast_savers = {}
+    saver = savers.get(needs, _MISSING)
+    if saver is _MISSING:
+        plan = spec.plans[needs]
+        saver = savers[needs] = _compile_save(spec, plan) if plan else None
+    if saver is not None:
+        node._stash = saver(node, args, (r,))
     return r
+
+
+_NRS00 = nrs((0, 0))
+_MISSING = object()
 
 
 def _record(spec, args, out, dev):
@@ -689,11 +711,28 @@ def run_backward(roots, keep_graph, create_graph=False, inputs=None, capture=Fal
     return p.captured
 
 
+def _dependencies(roots):
+    """:func:`leafkit.autograd.engine.dependencies`, with one dictionary lookup per edge."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    get, push = deps.get, stack.append
+    while stack:
+        for nxt in stack.pop()._next:
+            if nxt is not None:
+                c = get(nxt)
+                if c is None:
+                    deps[nxt] = 1
+                    push(nxt)
+                else:
+                    deps[nxt] = c + 1
+    return deps
+
+
 def _run_plain(roots, keep_graph, create_graph):
     """An untraced pass without ``inputs`` (``backward()``): the reference's steps written out in one loop, the
     buffers of the pass added to in place."""
     F = api.tensor_ns if create_graph else api.array_ns
-    deps = _engine.dependencies([r[0] for r in roots])
+    deps = _dependencies([r[0] for r in roots])
     owned = {} if not create_graph else None  # id -> array: sums the pass allocated, which it may change
     buffers = {}
     for node, nr, g in roots:
