@@ -13,11 +13,12 @@
 #                     from its .md source and execute it (nbclient); needs only '.[lab]' and graphviz
 #   make lesson L=01  the same for one lesson (file name prefix; both languages), and for the lessons
 #                     whose generated parts changed (lesson 0 and the last lesson, after adding one)
-#   make test         install '.[test,parity,lab]' and run the WHOLE suite in one pytest run:
-#                     lint + unit + parity + browser (JupyterLab in headless Chromium) +
+#   make test         install '.[test,parity,lab]' and run the WHOLE suite: lint, then the gradient
+#                     suites on the reference path (LEAFKIT_FAST=0), then one pytest run of
+#                     unit + parity + browser (JupyterLab in headless Chromium) +
 #                     binder checks + nbval on every lessons/*.ipynb and lessons/zh/*.ipynb
 #   make test-fast    unit tests only (no browser, no parity, no nbval, no slow tests)
-#   make lint         ruff check + ruff format --check on the paths in LINT_PATHS
+#   make lint         ruff check + ruff format --check on the paths in LINT_PATHS, mypy on the autograd core
 #   make system-deps  apt-get install graphviz + chromium (+ fonts, python3-venv); needs root
 #   make binder-pins  rewrite the exact pins in binder/requirements.txt from .venv
 #
@@ -36,6 +37,14 @@ PIP          := $(VPY) -m pip
 PIP_FLAGS    ?=
 PYTEST_ARGS  ?=
 APT_PACKAGES ?= graphviz chromium fonts-dejavu-core fonts-wqy-zenhei
+
+# The gradient suites (gradcheck, gradgradcheck, op parity, gradient routing, random programs, higher order)
+# run a second time on the reference path: LEAFKIT_FAST=0 leaves out the speed-ups of
+# leafkit/_functions/_fast.py, so both paths are shown to give PyTorch's gradients.
+REFERENCE_TESTS ?= tests/engine/test_gradcheck.py tests/engine/test_op_db.py tests/engine/test_engine.py \
+  tests/engine/test_views_inplace.py tests/parity/test_op_db_parity.py tests/parity/test_gradient_routing.py \
+  tests/parity/test_random_programs.py tests/parity/test_random_inplace_programs.py \
+  tests/parity/test_higher_order.py tests/parity/test_engine_parity.py tests/parity/test_grads_batched_parity.py
 
 # Notebook validation (nbval) is added only when lessons exist; pytest collects lessons/zh/ too,
 # with the same sanitize file.
@@ -170,11 +179,24 @@ check-graphviz:
 lint: $(DEPS_TEST)
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VPY) -m mypy  # the files of [tool.mypy] in pyproject.toml
 
-# One pytest run: tests/ (unit, parity, browser, binder) + nbval over lessons/ and lessons/zh/.
+# The gradient suites on the reference path, then one pytest run: tests/ (unit, parity, browser, binder) + nbval
+# over lessons/ and lessons/zh/.  Both always run; the exit code is the first failure's; artifacts/junit.xml holds
+# both runs (the reference one as its own test suite).  (pytest's code 5, "no tests ran", is no failure for the
+# reference run: PYTEST_ARGS='-k ...' may select nothing there.)
 test: $(DEPS_TEST) check-system-deps lint
 	@mkdir -p artifacts
-	$(VPY) -m pytest tests $(NBVAL_ARGS) --junitxml=artifacts/junit.xml --durations=15 $(PYTEST_ARGS)
+	@rc=0; \
+	echo "LEAFKIT_FAST=0 $(VPY) -m pytest $(REFERENCE_TESTS) ..."; \
+	LEAFKIT_FAST=0 $(VPY) -m pytest $(REFERENCE_TESTS) -p no:cacheprovider \
+	  --junitxml=artifacts/junit-reference.xml $(PYTEST_ARGS) || { r=$$?; [ $$r = 5 ] || rc=$$r; }; \
+	echo "$(VPY) -m pytest tests $(NBVAL_ARGS) ..."; \
+	$(VPY) -m pytest tests $(NBVAL_ARGS) --junitxml=artifacts/junit-main.xml --durations=15 $(PYTEST_ARGS) \
+	  || { r=$$?; [ $$rc != 0 ] || rc=$$r; }; \
+	$(VPY) scripts/merge_junit.py artifacts/junit.xml artifacts/junit-main.xml \
+	  "artifacts/junit-reference.xml=reference path (LEAFKIT_FAST=0)" || true; \
+	exit $$rc
 
 test-fast: $(DEPS_FAST)
 	$(VPY) -m pytest tests -m "not browser and not slow and not parity" \

@@ -192,15 +192,6 @@ def data_ptr(arr) -> int:
     return int(arr.data.ptr)
 
 
-def as_array(x):
-    """A NumPy scalar (what NumPy's full reductions and 0-d ufuncs return) as a 0-d array; arrays unchanged.
-
-    ``np.asarray`` would do for NumPy but refuses CuPy arrays (no implicit
-    device-to-host copy), so the ops use this instead.
-    """
-    return np.asarray(x) if isinstance(x, np.generic) else x
-
-
 def to_device_array(arr, src: device, dst: device):
     """Copy ``arr`` from ``src`` to ``dst``; always a fresh buffer of its own."""
     if src.type == "cuda" and array_module(src) is not np:

@@ -105,13 +105,17 @@ def type_string(np_dtype, device=None) -> str:
     return ("torch.cuda." if device is not None and device.type == "cuda" else "torch.") + name
 
 
+DIFFERENTIABLE_KINDS = "fc"  # the NumPy dtype kinds that may require grad: floating and complex (see below)
+
+
 def is_differentiable(np_dtype) -> builtins.bool:
     """Whether tensors of this NumPy dtype may require grad (PyTorch: floating and complex types only).
 
     The one place that says so: ``requires_grad=True`` on an integer or bool tensor raises "Only Tensors of
-    floating point and complex dtype can require gradients", and an op's integer outputs get no ``grad_fn``.
+    floating point and complex dtype can require gradients", and an op's integer outputs get no ``grad_fn``
+    (the recording of a node reads :data:`DIFFERENTIABLE_KINDS` directly: it runs for every op).
     """
-    return np_dtype.kind in "fc"
+    return np_dtype.kind in DIFFERENTIABLE_KINDS
 
 
 def _by_name(name: str) -> dtype:

@@ -216,14 +216,14 @@ class Tensor:
 
     # -- construction --------------------------------------------------------
     @staticmethod
-    def _make(arr, device, grad_fn=None, output_nr=0):
-        """A tensor around ``arr`` on ``device`` (``None``: cpu), with ``grad_fn`` as its history if given."""
+    def _make(arr, device, grad_fn=None, output_nr=0, counter=None):
+        """A tensor around ``arr`` on ``device`` (None: cpu); ``grad_fn`` and a shared version ``counter`` if given."""
         if arr.__class__ is not _ndarray and isinstance(arr, np.generic):
             arr = np.asarray(arr)
         t = object.__new__(Tensor)
         t._data = arr
         t._device = device or _CPU
-        t._version_counter = [0]
+        t._version_counter = [0] if counter is None else counter
         t._grad_fn = grad_fn
         t._output_nr = output_nr
         t._requires_grad = grad_fn is not None
@@ -244,12 +244,12 @@ class Tensor:
         self._requires_grad = bool(requires_grad)
 
     def _get_accumulator(self) -> AccumulateGrad:
+        """This leaf's ``AccumulateGrad`` node: made on first use, then kept by weak reference, as in PyTorch."""
         if self._base is not None and (self._rg_from_base or self._creation_meta in _UNCONNECTED):
             # a view made under no_grad (or in inference mode), or one that requires grad only through its base,
             # has no gradient edge (PyTorch's grad_accumulator() reads the view's own requires_grad flag)
             return None
-        ref = self._acc_ref
-        acc = ref() if ref is not None else None
+        acc = self._acc_ref() if self._acc_ref is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
             self._acc_ref = weakref.ref(acc)
@@ -634,38 +634,27 @@ class Tensor:
         return add_hook(hooks, hook)
 
     # what the engine calls ------------------------------------------------------------
-    def _accumulate_grad(self, g, create_graph: bool, owned: bool = False) -> None:
-        """Add ``g`` into ``.grad`` as PyTorch's AccumulateGrad does.
-
-        A plain pass adds arrays in place.  A recorded pass
-        (``create_graph=True``) makes ``.grad`` part of the graph: the first
-        gradient is copied (``grad_fn=<CopyBackwards>``), later ones added
-        (``AddBackward0``).  ``owned``: ``g`` is a buffer nobody else holds, taken as the
-        first ``.grad`` without a copy (PyTorch steals such buffers too).
-        """
+    def _accumulate_grad(self, g, create_graph: bool) -> None:
+        """Add the gradient ``g`` into ``.grad`` (PyTorch's ``AccumulateGrad``): copied first, then added in place."""
         if isinstance(g, Tensor):
-            if self._grad is None:
-                out = Tensor._make(_device.array_module(g._data).empty_like(g._data), self._device)
-                self._grad = out.copy_(g) if create_graph else Tensor._make(g._data.copy(), self._device)
-            else:
-                self._grad = self._grad + g
-            return
-        if self._device.type == "cpu" and not isinstance(g, _ndarray):  # a CPU scalar tensor used on the GPU
-            g = _device.to_host(g)
+            return self._accumulate_recorded(g, create_graph)
+        if not isinstance(g, _ndarray) and self._device.type == "cpu":
+            g = _device.to_host(g)  # a CPU scalar tensor used in a cuda op (or a NumPy scalar)
         if self._grad is None:
-            if owned:
-                self._grad = Tensor._make(g, self._device)
-                return
-            self._grad = Tensor._make(
-                np.array(g, copy=True) if isinstance(g, (np.generic, _ndarray)) else g.copy(), self._device
-            )
+            self._grad = Tensor._make(g.copy(), self._device)
+        elif self._grad._data.shape == g.shape and self._grad._data.dtype == g.dtype:
+            self._grad._data += g
+            self._grad._version_counter[0] += 1
         else:
-            gd = self._grad._data
-            if gd.shape == g.shape and gd.dtype == g.dtype:
-                gd += g
-                self._grad._version_counter[0] += 1
-            else:
-                self._grad = Tensor._make(gd + g, self._device)
+            self._grad = Tensor._make(self._grad._data + g, self._device)
+
+    def _accumulate_recorded(self, g: Tensor, create_graph: bool) -> None:
+        """``.grad`` in a recorded pass: a copy of ``g`` (``grad_fn=<CopyBackwards>``), then sums (``AddBackward0``)."""
+        if self._grad is None:
+            out = Tensor._make(_device.array_module(g._data).empty_like(g._data), self._device)
+            self._grad = out.copy_(g) if create_graph else Tensor._make(g._data.copy(), self._device)
+        else:
+            self._grad = self._grad + g
 
     def _retain_grad_value(self, g, create_graph: bool) -> None:
         """The ``retain_grad()`` hook: ``.grad`` becomes a copy of ``g``, or adds it."""
@@ -685,7 +674,8 @@ class Tensor:
         For a non-scalar tensor, ``gradient`` (same shape) is required: the
         result is the vector-Jacobian product ``gradient^T @ J``.
         """
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        gradients = None if gradient is None else (gradient,)
+        _autograd.engine.backward((self,), gradients, retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's storage and version counter, with ``requires_grad=False``."""

@@ -5,7 +5,9 @@ forward on arrays and its derivative formulas, from which its node class
 (named as PyTorch names it), its ``Tensor`` method, its in-place variant and
 its ``torch.*`` function are made.  Importing this package registers every
 op, installs the methods on ``Tensor``, and hands the autograd core the
-interface it needs (:data:`leafkit.autograd.graph.api`).
+interface it needs (:data:`leafkit.autograd.graph.api`).  Unless
+``LEAFKIT_FAST=0``, it first puts the speed-ups of :mod:`._fast` in place of
+the reference path's hot functions.
 
 Families: :mod:`.elementwise`, :mod:`.reduction`, :mod:`.shape`,
 :mod:`.linalg`, :mod:`.indexing`, :mod:`.copy`, :mod:`.loss`, :mod:`.activation`, :mod:`.distance`,
@@ -21,6 +23,10 @@ from .._device import array_module
 from .._tensor import Tensor
 from . import _namespace  # noqa: F401 - first: the namespaces the op modules add their ops to
 from ._namespace import array_ns, tensor_ns
+from . import _fast  # the speed-ups (LEAFKIT_FAST=0: the reference path): in place before the op families import
+
+if _fast.ENABLED:
+    _fast.install()
 from ._registry import PUBLIC, SPECS, apply, defop, public  # noqa: F401
 from . import inplace, elementwise, reduction, shape, linalg, copy, indexing, loss, compare  # noqa: F401,E401
 from . import nn_ops  # noqa: F401,E402  (the nn layers' ops: native_batch_norm)
@@ -31,6 +37,9 @@ from . import conv  # noqa: F401,E402  (convolution, convolution_backward, const
 from . import pooling  # noqa: F401,E402  (max_pool2d_with_indices, avg_pool2d, _adaptive_avg_pool2d)
 from . import unique_ops  # noqa: F401,E402  (unique, unique_consecutive)
 from . import composite  # noqa: F401,E402  (the surface PyTorch composes: hstack, nonzero, tensor_split ...)
+from . import views  # noqa: E402
+
+_fast._INVALID[0] = views.Invalid  # the fast recording checks a view's grad_fn for it
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------
@@ -68,16 +77,9 @@ tensor_ns.index_flat = lambda x, idx: _index_flat(tensor_ns, x, idx)
 tensor_ns.index_put_flat = lambda x, idx, v, acc: _index_put_flat(tensor_ns, x, idx, v, acc)
 
 
-def _wrap(arr, device, grad_fn=None, output_nr=0, counter=None):
-    t = Tensor._make(arr, device, grad_fn, output_nr)
-    if counter is not None:
-        t._version_counter = counter
-    return t
-
-
 # -- the interface the autograd core works through ---------------------------------------------------------------------
 _graph.api.tensor_type = Tensor
-_graph.api.wrap = _wrap
+_graph.api.wrap = Tensor._make
 _graph.api.array_ns = array_ns
 _graph.api.tensor_ns = tensor_ns
 _graph.api.type_string = _dtype.type_string

@@ -10,7 +10,9 @@ A derivative formula is written once, against a namespace ``F``:
 
 Every registered op is in both under its name (``F.mul_scalar``, ``F.cos``,
 ``F.tanh_backward``): its forward in :data:`array_ns`, the recorded op in
-:data:`tensor_ns`.  Python operators (``grad * other``, ``-grad``) work in
+:data:`tensor_ns`.  One exception: :data:`array_ns` expands with NumPy's (or
+CuPy's) ``broadcast_to`` itself, since a formula always asks for a valid
+size and needs none of ``expand``'s argument checks.  Python operators (``grad * other``, ``-grad``) work in
 both, since arrays and tensors both have them.  The few helpers below are
 what the engine itself needs (summing a gradient back to an input's shape,
 casting it, zeros for a missing gradient).
@@ -56,6 +58,7 @@ class ArrayNamespace:
     """Formulas on raw arrays (a plain backward pass)."""
 
     records = False
+    expand = staticmethod(np.broadcast_to)  # CuPy arrays go to cupy.broadcast_to (NumPy's __array_function__)
 
     @staticmethod
     def sum_to(g, shape, node=None, i=0):
@@ -136,5 +139,6 @@ def add_op(spec, apply) -> None:
     """
     if not spec.view:
         spec.forward = quiet(spec.forward)
-    setattr(array_ns, spec.name, spec.forward)
+    if spec.name not in vars(ArrayNamespace):  # (expand: see the module docstring)
+        setattr(array_ns, spec.name, spec.forward)
     setattr(tensor_ns, spec.name, lambda *args, _spec=spec: apply(_spec, args))

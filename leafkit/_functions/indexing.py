@@ -372,6 +372,8 @@ def index(t, key, for_setitem=False):
     TypeError
         "new(): invalid data type 'str'" for a string.
     """
+    if key.__class__ is slice and not for_setitem and t._data.ndim and _plain_slice(key):
+        return slice_dim(t, 0, key)  # t[a:b], the commonest key (a batch): what the general path below does
     items, lone = _key_items(key, t._device)
     sliced, arrays = _apply_slicing(t, items, lone, for_setitem)
     if arrays is not None:
@@ -379,6 +381,16 @@ def index(t, key, for_setitem=False):
     if sliced is t and not for_setitem:
         return apply(alias_spec, (t,))
     return sliced
+
+
+def _plain_slice(k) -> bool:
+    """A slice of Python ints (or None) with a positive step, which needs none of :func:`_item`'s conversions."""
+    step = k.step
+    return (
+        (k.start is None or k.start.__class__ is int)
+        and (k.stop is None or k.stop.__class__ is int)
+        and (step is None or (step.__class__ is int and step > 0))
+    )
 
 
 Tensor.__getitem__ = index

@@ -377,10 +377,11 @@ def _nll_rows(self, target, ignore_index):
     x2 = self.reshape(1, -1) if self.ndim == 1 else self
     t = target.reshape(1) if self.ndim == 1 else target
     t = t.astype(np.int64, copy=False)
-    n, n_classes = t.shape[0], x2.shape[1]
-    lo, hi = (int(t.min()), int(t.max())) if n else (0, -1)
-    if lo >= 0 and hi < n_classes and not lo <= ignore_index <= hi:
-        return x2, t, None, t  # the common case: every target is a valid class and none is ignored
+    n_classes = x2.shape[1]
+    # the common case: every target is a valid class (as unsigned, a negative one is past every class) and none
+    # is ignored
+    if not (t.view(np.uint64) >= n_classes).any() and not (0 <= ignore_index < n_classes and (t == ignore_index).any()):
+        return x2, t, None, t
     keep = t != ignore_index
     safe = xp.where(keep, t, 0)
     bad = (safe < 0) | (safe >= n_classes)
@@ -422,9 +423,9 @@ def _nll_loss(self, target, weight, reduction, ignore_index):
         if reduction == MEAN:
             out = out / total  # 0/0 = nan when every sample is ignored, as in PyTorch
     out = xp.asarray(out, dtype=self.dtype)
-    if reduction != NONE or self.ndim == 1:
+    if out.ndim and (reduction != NONE or self.ndim == 1):
         out = out.reshape(())
-    return as_array(out), as_array(xp.asarray(total, dtype=self.dtype).reshape(()))
+    return out, xp.asarray(total, dtype=self.dtype)  # (total is a number: a 0-d array)
 
 
 def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):

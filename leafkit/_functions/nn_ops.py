@@ -35,10 +35,9 @@ import numpy as np
 
 from .. import _dtype
 from .._creation import _finish, zeros
-from .._device import array_module, as_array
 from .._random import _rng
 from .._tensor import Tensor
-from ._base import check_tensor
+from ._base import array_module, as_array, check_tensor
 from ._base import dim as _dim
 from ._registry import apply, defop, public
 

@@ -1011,7 +1011,8 @@ def _log_softmax(self, dim):
     d = dim if self.ndim else None
     a = self.astype(np.float32) if self.dtype == np.float16 else self
     z = a - a.max(axis=d, keepdims=True)
-    return as_array((z - np.log(np.exp(z).sum(axis=d, keepdims=True))).astype(self.dtype, copy=False))
+    z -= np.log(np.exp(z).sum(axis=d, keepdims=True))  # z is a new array: no second allocation
+    return as_array(z if z.dtype == self.dtype else z.astype(self.dtype))
 
 
 softmax_spec = defop(

@@ -1,10 +1,11 @@
 """``leafkit.autograd``: backward, grad, Function, grad modes, anomaly mode, graph nodes, Variable.
 
-``torch.autograd``'s names.  This is the front door of the autograd core: it
-takes tensors from the user, checks them with PyTorch's messages, and runs the
-engine.  Like ``torch.autograd``'s, it is the one part of the package that
-uses the tensor API (with :mod:`.functional` and :mod:`.variable`): it belongs
-to the torch namespace's layer of ARCHITECTURE.md, not to the core's.
+This is the front door of the autograd core: the functions the user calls,
+with PyTorch's signatures and documentation.  The roots' checks and the pass
+itself are the engine's (:mod:`.engine`, which ``Tensor.backward`` calls
+directly).  Like ``torch.autograd``'s, this module and :mod:`.functional` are
+the parts of the core that use the tensor API; the rest reads tensors only
+through :data:`.graph.api`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import warnings
 import numpy as np
 
 from .. import _tensor
+from . import engine as _engine
 from . import graph  # noqa: F401
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
-from .engine import REFERENCE_CYCLE_WARNING, execute, run_backward
+from .engine import as_tuple as _as_tuple
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import (
+    _state,
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -53,111 +56,11 @@ __all__ = [
     "gradgradcheck",
 ]
 
-_warned_cycle = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
-_checkpoint_valid = [True]  # False while a pass with inputs (autograd.grad, backward(inputs=...)) runs
-
 
 def _is_checkpoint_valid() -> bool:
     """Whether the running backward pass may be re-entered by a reentrant checkpoint
     (``torch.autograd._is_checkpoint_valid``): not inside ``autograd.grad`` or ``backward(inputs=...)``."""
-    return _checkpoint_valid[0]
-
-
-def _run(roots, retain_graph, create_graph, edges, **kw):
-    """Run the engine, telling a reentrant checkpoint met on the way whether this pass has ``inputs``."""
-    prev = _checkpoint_valid[0]
-    _checkpoint_valid[0] = edges is None
-    try:
-        return run_backward(roots, retain_graph, create_graph, edges, **kw)
-    finally:
-        _checkpoint_valid[0] = prev
-
-
-def _as_tuple(x):
-    if x is None:
-        return None
-    if isinstance(x, _tensor.Tensor):
-        return (x,)
-    return tuple(x)
-
-
-def _make_grads(outputs, grads, create_graph):
-    """The gradient each root starts with: the given one (cast to the root's dtype) or ones for a scalar root."""
-    Tensor = _tensor.Tensor
-    if grads is None:
-        grads = (None,) * len(outputs)
-    if len(grads) < len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
-    grads = grads[: len(outputs)]  # PyTorch pairs them with zip: extra gradients are ignored
-    out = []
-    for i, (t, g) in enumerate(zip(outputs, grads)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"backward(): tensors must be Tensors, got {type(t).__name__}")
-        if not t._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        if g is None:
-            if t._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            ones = (
-                np.ones(t._data.shape, dtype=t._data.dtype)
-                if isinstance(t._data, np.ndarray)
-                else __import__("cupy").ones(t._data.shape, dtype=t._data.dtype)
-            )
-            out.append(Tensor._make(ones, t._device) if create_graph else ones)
-            continue
-        if not isinstance(g, Tensor):
-            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        if g._data.shape != t._data.shape:
-            raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
-                f"shape of {t.shape}."
-            )
-        if g._device is not t._device:
-            raise RuntimeError(
-                f"Expected all tensors to be on the same device, but found at least two devices, "
-                f"{t._device} and {g._device}!"
-            )
-        if create_graph:
-            out.append(g.to(t.dtype) if g._data.dtype != t._data.dtype else g)
-        else:
-            arr = g._data
-            out.append(arr.astype(t._data.dtype) if arr.dtype != t._data.dtype else arr)
-    return out
-
-
-def _root_edges(outputs, grads):
-    for t in outputs:
-        t._fresh()
-        if t._invalid:
-            t._raise_invalid()
-    return [(*t._edge(), g) for t, g in zip(outputs, grads)]
-
-
-def _input_edges(inputs, for_backward):
-    edges = []
-    for t in inputs:
-        if not isinstance(t, _tensor.Tensor):
-            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
-        if not t._requires_grad:
-            if for_backward:  # PyTorch's backward(inputs=) retains the grad of each input first
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        edges.append(t._edge())
-    return edges
-
-
-def _backward_inputs(inputs):
-    """The edges of ``backward(inputs=...)``; a non-leaf named there gets its ``.grad``, so it retains grad."""
-    inputs = _as_tuple(inputs)
-    if inputs is None:
-        return None
-    if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    edges = _input_edges(inputs, for_backward=True)
-    for t in inputs:
-        if t._grad_fn is not None:
-            t.retain_grad()
-    return edges
+    return _state.checkpoint_valid
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
@@ -192,19 +95,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         has requires_grad=False" for an ``inputs`` entry that does not
         require grad.
     """
-    if grad_variables is not None:
-        grad_tensors = grad_variables
-    outputs = _as_tuple(tensors)
-    create_graph = bool(create_graph)
-    grads = _make_grads(outputs, _as_tuple(grad_tensors), create_graph)
-    if retain_graph is None:
-        retain_graph = create_graph
-    edges = _backward_inputs(inputs)
-    if create_graph and not _warned_cycle[0]:
-        _warned_cycle[0] = True
-        warnings.warn(REFERENCE_CYCLE_WARNING, UserWarning, stacklevel=_user_stacklevel())
-    with np.errstate(all="ignore"):  # inf/nan gradients stay silent, as in PyTorch
-        _run(_root_edges(outputs, grads), bool(retain_graph), create_graph, edges)
+    grads = _as_tuple(grad_variables if grad_variables is not None else grad_tensors)
+    _engine.backward(_as_tuple(tensors), grads, retain_graph, create_graph, inputs)
 
 
 def backward_steps(tensors, grad_tensors=None, retain_graph=None, inputs=None):
@@ -224,28 +116,16 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, inputs=None):
     Parameters and errors are those of :func:`backward` (without
     ``create_graph``).
     """
-    outputs = _as_tuple(tensors)
-    grads = _make_grads(outputs, _as_tuple(grad_tensors), False)
-    edges = _backward_inputs(inputs)
-    gen = execute(_root_edges(outputs, grads), bool(retain_graph), False, edges, trace=True)
+    roots = _engine.root_grads(_as_tuple(tensors), _as_tuple(grad_tensors), False)
+    edges = None if inputs is None else _engine._backward_inputs(_as_tuple(inputs))
+    gen = _engine.execute(roots, bool(retain_graph), False, edges, trace=True)
     while True:
-        prev = _checkpoint_valid[0]
-        _checkpoint_valid[0] = edges is None
         with np.errstate(all="ignore"):
             try:
                 step = next(gen)
             except StopIteration:
                 return
-            finally:
-                _checkpoint_valid[0] = prev
         yield step
-
-
-def _user_stacklevel() -> int:
-    """The warning points at the user's line, whether they called ``t.backward()`` or ``autograd.backward()``."""
-    import sys
-
-    return 3 if sys._getframe(2).f_code.co_filename == _tensor.__file__ else 2
 
 
 def grad(
@@ -309,15 +189,15 @@ def grad(
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     create_graph = bool(create_graph)
-    grads = _make_grads(outputs, _as_tuple(grad_outputs), create_graph)
+    roots = _engine.root_grads(outputs, _as_tuple(grad_outputs), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     with np.errstate(all="ignore"):
-        captured = _run(
-            _root_edges(outputs, grads),
+        captured = _engine.run_backward(
+            roots,
             bool(retain_graph),
             create_graph,
-            _input_edges(inputs_t, for_backward=False),
+            _engine.input_edges(inputs_t, for_backward=False),
             capture=True,
             allow_unused=allow_unused,
         )
@@ -348,7 +228,7 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     if gos is None or any(g is None for g in gos):
         for o, g in zip(outs, gos or (None,) * len(outs)):
             if g is None:  # PyTorch's errors for a missing gradient of a non-scalar output come first
-                _make_grads((o,), (None,), create_graph)
+                _engine.root_grads((o,), (None,), create_graph)
         raise ValueError(_VMAP_0D)
     if len(gos) != len(outs):
         raise RuntimeError(f"got {len(gos)} tensors and {len(outs)} gradients")

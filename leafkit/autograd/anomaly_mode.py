@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+import types
 import warnings
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
@@ -110,7 +111,7 @@ def _user_frames():
     return frames
 
 
-_parent = [None]  # the node whose backward is running (anomaly mode): it "induced" the nodes recorded meanwhile
+_parent: list = [None]  # the node whose backward is running (anomaly mode): it "induced" the nodes recorded meanwhile
 
 
 def set_parent(node):
@@ -156,7 +157,8 @@ def report_error(node) -> None:
 
 def _stacklevel() -> int:
     """Point the warning at the user's backward() call, outside leafkit."""
-    f, level = sys._getframe(1), 1
+    f: types.FrameType | None = sys._getframe(1)
+    level = 1
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
         f, level = f.f_back, level + 1
     return level

@@ -26,9 +26,10 @@ interface the tensor layer installs (:data:`leafkit.autograd.graph.api`).
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from .grad_mode import _state, no_grad
-from .graph import Error, Node, SavedVariable, api
+from .graph import Error, Node, api, connect, save_input, save_output
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -62,8 +63,9 @@ class BackwardCFunction(Node, FunctionCtx):
         One per ``forward`` argument: does that argument need a gradient?
     """
 
-    _forward_cls = None
+    _forward_cls: Any = None  # the Function subclass whose node class this is
     _materialize = True
+    _slot_args: tuple = ()  # the positions of forward's tensor arguments
 
     def name(self) -> str:
         return type(self).__name__
@@ -127,9 +129,10 @@ class FunctionMeta(type):
     """Gives every Function subclass its node class, ``<Name>Backward``, as PyTorch's metaclass does."""
 
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = type(
+        backward_cls: type[BackwardCFunction] = type(
             name + "Backward", (BackwardCFunction,), {"_forward_cls": cls, "__module__": cls.__module__}
         )
+        cls._backward_cls = backward_cls
         super().__init__(name, bases, attrs)
 
 
@@ -146,6 +149,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         function with non-static forward method is deprecated"), and from
         backward: "returned an incorrect number of gradients".
     """
+
+    _backward_cls: type[BackwardCFunction]  # <Name>Backward, made by FunctionMeta
 
     def __init__(self, *args, **kwargs):
         pass
@@ -206,15 +211,14 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 
 def _connect(ctx, args):
-    """The node's inputs: one ``next_functions`` entry per tensor argument."""
+    """The node's inputs: one ``next_functions`` edge per tensor argument (:func:`~.graph.connect`)."""
     T = api.tensor_type
     slots = tuple(i for i, a in enumerate(args) if isinstance(a, T))
     ctx._slot_args = slots
-    ctx.next_functions = tuple(args[i]._edge() for i in slots)
-    ctx._in_meta = [(args[i]._data.shape, args[i]._data.dtype) if args[i]._requires_grad else None for i in slots]
-    for i in slots:
-        ctx._device = args[i]._device
-        break
+    needs = ctx.needs_input_grad  # one per argument of forward, as PyTorch gives it
+    connect(ctx, [args[i] for i in slots])
+    ctx.needs_input_grad = needs
+    ctx._device = args[slots[0]]._device if slots else None
 
 
 def _attach_outputs(ctx, args, outs):
@@ -223,7 +227,7 @@ def _attach_outputs(ctx, args, outs):
     non_diff = ctx.__dict__.pop("_non_diff", ())
     dirty = ctx.__dict__.pop("_dirty", ())
     results = []
-    meta = []
+    meta: list = []
     for k, o in enumerate(outs):
         if not isinstance(o, T):
             results.append(o)
@@ -260,16 +264,15 @@ def _attach_outputs(ctx, args, outs):
 def _save(t, k_arg, results, ctx):
     if t is None:
         return None
-    T = api.tensor_type
-    if not isinstance(t, T):
+    if not isinstance(t, api.tensor_type):
         raise TypeError(
             f"save_for_backward can only save variables, but argument {k_arg} is of type {type(t).__name__}"
         )
     for k, r in enumerate(results):
         if r is t:  # an output: saved without the tensor itself (no reference cycle)
-            return SavedVariable(t._data, t._version_counter, None, k, ctx.name(), t._device)
+            return save_output(t, ctx, k)
     t._check_can_be_saved()
-    return SavedVariable(t._data, t._version_counter, t, t._output_nr, t._grad_fn, t._device)
+    return save_input(t)
 
 
 def once_differentiable(fn):
@@ -299,7 +302,7 @@ def once_differentiable(fn):
             "trying to differentiate twice a function that was marked with @once_differentiable",
             [(None, 0) if f is None else f._edge() for f in fakes],
         )
-        res = []
+        res: list = []
         for k, f in enumerate(fakes):
             if f is None:
                 res.append(None)

@@ -33,6 +33,7 @@ class _State(threading.local):
     grad = True  # grad mode, as is_grad_enabled() reports it
     inference = False  # inference mode
     enabled = True  # whether ops record a graph: grad mode on and inference mode off (what the ops read)
+    checkpoint_valid = True  # False while a backward pass with inputs runs (autograd.grad, backward(inputs=...))
 
 
 _state = _State()

@@ -20,10 +20,22 @@ import itertools
 import re
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from . import anomaly_mode
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "SavedVariable", "api"]
+__all__ = [
+    "Node",
+    "AccumulateGrad",
+    "RemovableHandle",
+    "SavedVariable",
+    "TensorAPI",
+    "TensorLike",
+    "FormulaNamespace",
+    "api",
+    "connect",
+]
 
 _BACKWARD_SUFFIX = re.compile(r"Backward0?$|Backward(?=\d+$)")  # ExpBackward0 -> Exp, MaxBackward1 -> Max1
 
@@ -34,6 +46,7 @@ def short_name(name: str) -> str:
 
 
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
+RUN_FIRST = 1 << 62  # the sequence number of nodes the engine runs as soon as they are ready (PyTorch: UINT64_MAX)
 
 RELEASED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -51,31 +64,126 @@ HINT_ANOMALY = (
 )
 
 
-class _TensorAPI:
-    """What the tensor layer hands the autograd core at import (the core imports nothing above it).
+class TensorLike(Protocol):
+    """What the autograd core reads and calls on a tensor: the autograd state PyTorch keeps beside the data.
 
-    Attributes
-    ----------
-    tensor_type : type
-        The tensor class (for ``isinstance`` checks).
-    wrap : callable
-        ``wrap(array, device)``: a tensor with no history around ``array``.
-    array_ns, tensor_ns : object
-        The namespaces backward formulas run in: on raw arrays (a plain
-        backward pass) and on tensors (``create_graph=True``, so that the
-        backward pass is itself recorded).
-    type_string : callable
-        ``type_string(np_dtype, device)``: ``"torch.FloatTensor"`` ...
+    ``leafkit.Tensor`` has all of it; the core never imports it (it gets the class through :data:`api`).
     """
 
-    tensor_type = None
-    wrap = None
-    array_ns = None
-    tensor_ns = None
-    type_string = None
+    _data: Any  # the NumPy or CuPy array
+    _device: Any
+    _requires_grad: bool
+    _grad_fn: Node | None  # None for a leaf
+    _output_nr: int  # which output of its grad_fn the tensor is
+    _version_counter: list  # [version], shared by every tensor on the same storage
+    _base: Any  # the tensor a view was made from (None: not a view)
+    _grad: Any
+    _hooks: Any  # register_hook's hooks of a leaf
+    _post_acc_hooks: Any
+    _inference: bool
+
+    @property
+    def shape(self) -> Any: ...
+
+    @property
+    def dtype(self) -> Any: ...
+
+    def _edge(self) -> tuple[Node | None, int]:
+        """Where this tensor's gradient goes: ``(grad_fn, output_nr)``, a leaf's ``(AccumulateGrad, 0)``, or
+        ``(None, 0)`` when it does not require grad."""
+
+    def _accumulate_grad(self, g: Any, create_graph: bool) -> None:
+        """Add ``g`` into ``.grad`` (what ``AccumulateGrad`` does)."""
+
+    def _retain_grad_value(self, g: Any, create_graph: bool) -> None:
+        """The ``retain_grad()`` copy of ``g`` into ``.grad``."""
+
+    def _check_can_be_saved(self) -> None:
+        """PyTorch's error for an inference tensor saved for backward."""
+
+    def _valid_fn(self) -> Node | None:
+        """A view's ``grad_fn`` brought up to date (or PyTorch's error for a view that cannot be)."""
+
+    def _set_history(self, node: Node, output_nr: int) -> None:
+        """Make ``node`` (output ``output_nr``) this tensor's ``grad_fn``."""
+
+    def _fresh(self) -> Any:
+        """A view whose storage changed in place since it was made gets its ``grad_fn`` regenerated."""
+
+    def _alias(self) -> Any:
+        """A new tensor on the same storage, not recorded."""
+
+    def _type_string(self) -> str:
+        """PyTorch's type name: ``"torch.FloatTensor"`` ..."""
+
+    def retain_grad(self) -> None: ...
+
+    def is_floating_point(self) -> bool: ...
+
+    def detach(self) -> Any: ...
+
+    def requires_grad_(self, requires_grad: bool = True) -> Any: ...
+
+    def to(self, *args: Any) -> Any: ...
 
 
-api = _TensorAPI()
+class FormulaNamespace(Protocol):
+    """A namespace backward formulas run in (``F``): on arrays in a plain pass, on tensors in a recorded one.
+
+    Besides every registered op under its name (``F.mul``, ``F.expand``), it has what the engine itself calls.
+    """
+
+    records: bool  # True for the tensor namespace: formulas run there are recorded (``create_graph=True``)
+
+    def sum_to(self, g: Any, shape: tuple, node: Node | None = None, i: int = 0) -> Any:
+        """``g`` summed over broadcast dimensions to ``shape``; PyTorch's "invalid gradient" error otherwise."""
+
+    def cast(self, g: Any, dtype: Any) -> Any:
+        """``g`` cast to the NumPy dtype ``dtype``."""
+
+    def zeros(self, shape: tuple, dtype: Any, like: Any) -> Any:
+        """Zeros of ``shape`` and ``dtype`` on ``like``'s device."""
+
+    def has_nan(self, g: Any) -> bool:
+        """Whether ``g`` holds a NaN (anomaly mode's check)."""
+
+    def own(self, g: Any) -> Any:
+        """``g`` as a writeable array of its own (a broadcast view is copied); tensors as they are."""
+
+
+class TensorAPI(Protocol):
+    """What the tensor layer hands the autograd core at import (the core imports nothing above it).
+
+    The core reads a tensor's autograd state directly (``_data``, ``_device``, ``_requires_grad``, ``_grad_fn``,
+    ``_output_nr``, ``_version_counter``, ``_edge()``, ``_accumulate_grad()``); everything else it needs from the
+    tensor layer comes through this interface, filled once by :mod:`leafkit._functions`.
+    """
+
+    tensor_type: type[TensorLike]  # the tensor class, for ``isinstance`` checks
+    array_ns: FormulaNamespace  # formulas on raw arrays (a plain backward pass)
+    tensor_ns: FormulaNamespace  # formulas on tensors (``create_graph=True``: the pass is itself recorded)
+
+    def wrap(
+        self, data: Any, device: Any, grad_fn: Node | None = None, output_nr: int = 0, counter: list | None = None
+    ) -> Any:
+        """A tensor around the array ``data`` on ``device``, with ``grad_fn`` (output ``output_nr``) as its history
+        and, if given, the version ``counter`` it shares with other tensors on the same storage."""
+
+    def type_string(self, dtype: Any, device: Any) -> str:
+        """PyTorch's type name of a NumPy dtype on a device: ``"torch.FloatTensor"``, ``"torch.cuda.DoubleTensor"``."""
+
+
+class _API:
+    """The one :data:`api` object: empty until :mod:`leafkit._functions` sets its attributes at import."""
+
+    tensor_type: type[TensorLike]
+    array_ns: FormulaNamespace
+    tensor_ns: FormulaNamespace
+    wrap: Callable[..., Any]
+    type_string: Callable[[Any, Any], str]
+
+
+api: TensorAPI = _API()  # filled by leafkit._functions at import
 
 
 class RemovableHandle:
@@ -161,11 +269,37 @@ class SavedVariable:
             return self.data
         if self.tensor is not None:
             return self.tensor
-        # a saved output: rebuilt around the node that made it
-        return api.wrap(self.data, self.device, node, self.output_nr, self.counter)
+        return api.wrap(self.data, self.device, node, self.output_nr, self.counter)  # an output, around its node
 
 
-_NRS = {}
+def save_input(t: Any) -> SavedVariable:
+    """What a node keeps of an input tensor ``t`` it saves for backward: the tensor itself, and its version."""
+    if t._inference:
+        t._check_can_be_saved()  # "Inference tensors cannot be saved for backward" (outside inference mode)
+    return SavedVariable(t._data, t._version_counter, t, t._output_nr, t._grad_fn, t._device)
+
+
+def save_output(t: Any, node: Node, output_nr: int) -> SavedVariable:
+    """What ``node`` keeps of its own output ``t``: the array and version counter only (keeping the tensor would
+    make a cycle node -> tensor -> node); an output without history (indices) is kept as the tensor."""
+    kept = t if t._grad_fn is not node else None
+    return SavedVariable(t._data, t._version_counter, kept, output_nr, node.name(), t._device)
+
+
+def connect(node: Node, inputs: Sequence[Any]) -> None:
+    """Give ``node`` one ``next_functions`` edge per input, to its ``grad_fn`` (a leaf: its ``AccumulateGrad``), or
+    none if it does not require grad; and the input's shape and dtype, which the engine sums a gradient back to."""
+    edges, meta = [], []
+    for t in inputs:
+        needs_grad = isinstance(t, api.tensor_type) and t._requires_grad
+        edges.append(t._edge() if needs_grad else (None, 0))
+        meta.append((t._data.shape, t._data.dtype) if needs_grad else None)
+    node.next_functions = edges
+    node.needs_input_grad = tuple(e is not None for e in meta)
+    node._in_meta = meta
+
+
+_NRS: dict = {}
 
 
 def nrs(t):
@@ -211,23 +345,27 @@ class Node:
         "__weakref__",
     )
 
-    _tensor_hooks = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
-    _retain_refs = None  # {output_nr: weakref to a tensor that called retain_grad()}
-    _pre_hooks = None
-    _post_hooks = None
+    _seq: int  # the creation order (the engine runs later nodes first)
+    _next: tuple  # the nodes of next_functions (None: no edge)
+    _nrs: tuple  # their output numbers
+    _stash: Any  # the saved values (None: nothing saved, or freed)
+    _in_meta: Sequence  # per input: (shape, dtype) its gradient is summed back to and cast to, or None
+    needs_input_grad: tuple
+    _device: Any
+    _had_saved: bool
+    _released: bool
+    _tensor_hooks: dict | None = None  # {output_nr: _HookDict} of hooks registered on the tensors this node made
+    _retain_refs: dict | None = None  # {output_nr: weakref to a tensor that called retain_grad()}
+    _pre_hooks: _HookDict | None = None
+    _post_hooks: _HookDict | None = None
     _materialize = True  # missing output gradients are given as zeros
-    _out_meta = None  # [(shape, dtype)] per output, for nodes with several outputs
+    _out_meta: list | None = None  # [(shape, dtype)] per output, for nodes with several outputs
 
     def __init__(self):
         self._seq = next(_sequence)
-        self._next = ()
-        self._nrs = ()
-        self._stash = None
-        self._in_meta = ()
-        self.needs_input_grad = ()
-        self._device = None
-        self._had_saved = False  # a tensor was saved: freeing it makes a second pass fail
-        self._released = False
+        self._next = self._nrs = self._in_meta = self.needs_input_grad = ()
+        self._stash = self._device = None
+        self._had_saved = self._released = False  # _had_saved: a tensor was saved, freeing it makes a second pass fail
         if anomaly_mode._enabled:
             anomaly_mode.record_traceback(self)
 
@@ -237,7 +375,7 @@ class Node:
 
     @next_functions.setter
     def next_functions(self, edges):
-        self._next = tuple(e[0] for e in edges)
+        self._next = tuple([e[0] for e in edges])
         self._nrs = nrs(tuple(e[1] for e in edges))
 
     # -- identity ---------------------------------------------------------
@@ -272,11 +410,7 @@ class Node:
             raise RuntimeError(RELEASED_MESSAGE)
 
     def _release(self) -> None:
-        """Free the saved tensors (backward ran without ``retain_graph``).
-
-        Saved sizes and other attributes stay, as in PyTorch: a node that
-        saved no tensor can run again.
-        """
+        """Free the saved values (backward ran without ``retain_graph``); a node that saved no tensor can run again."""
         if self._had_saved:
             self._stash = None
         self._released = True
@@ -330,7 +464,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         Node.__init__(self)
-        self._seq = 1 << 62  # runs as soon as it is ready, as in PyTorch (UINT64_MAX there)
+        self._seq = RUN_FIRST  # runs as soon as it is ready, as in PyTorch
         self.variable = variable
 
     def name(self) -> str:

@@ -1,0 +1,871 @@
+"""The speed-ups: faster versions of the reference path's hot functions, installed when leafkit is imported.
+
+leafkit's reference path is written to be read: :func:`._base.apply`, :func:`._base.record` and
+:meth:`._base.OpNode._backward` for the ops, and :mod:`leafkit.autograd.engine` for the pass.  This module does
+the same work with less Python, and :func:`install` puts it in their place:
+
+* **recording** (:func:`apply`): one- and two-input ops on plain tensors of one device (``x * y``, ``x + 1``,
+  ``x.exp()``) skip the general bookkeeping; every other op is recorded by :func:`_record`, by code written out
+  for that op on its first use (:func:`_compile_record`), which builds the node without ``Node.__init__``,
+  shares interned tuples, and keeps no input metadata where the engine needs no check (an input with the
+  output's shape and dtype);
+* **backward code** (:func:`_compile_backward`): each op's node class gets a ``_backward`` written out for that
+  op on its first use (its formulas called directly, its saved values unpacked once);
+* **the pass** (:func:`backward`, :func:`run_backward`): a loop without the generator and the trace, which
+  adds gradients in place into sums it allocated itself and hands such a sum to a leaf's ``.grad`` without a
+  copy (the reference engine always makes a new sum and copies); the formulas call the ops' forwards
+  without each one's ``np.errstate`` wrapper (:func:`add_op`: the whole pass runs under one).
+
+``BackwardStep`` traces (``autograd.backward_steps``, the BackwardStepper) always run the reference engine.
+
+``LEAFKIT_FAST=0`` in the environment, read once when leafkit is imported, leaves the reference path in place:
+the two paths must give the same results, which the gradient suites check under both
+(``make test`` runs them a second time with ``LEAFKIT_FAST=0``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import operator
+import os
+
+import numpy as np
+
+from .._dtype import DIFFERENTIABLE_KINDS
+from .._tensor import Tensor
+from ..autograd import anomaly_mode
+from ..autograd import engine as _engine
+from ..autograd.grad_mode import _state
+from ..autograd.graph import RELEASED_MESSAGE, RUN_FIRST, AccumulateGrad, SavedVariable, _sequence, api, nrs
+from . import _base, _namespace, _registry
+from ._base import OpNode, _arrays, _check_saved_inputs, _plain
+
+__all__ = ["ENABLED", "install", "installed"]
+
+ENABLED = os.environ.get("LEAFKIT_FAST", "1").strip().lower() not in ("0", "false", "no", "off")
+_REFERENCE = {}  # what install() replaced: (module or class, name) -> the reference function
+
+
+def install() -> None:
+    """Put the fast functions in place of the reference ones (once; before the op families import ``apply``)."""
+    if _REFERENCE:
+        return
+    for owner, name, fast in (
+        (_base, "apply", apply),
+        (_registry, "apply", apply),
+        (OpNode, "_backward", _compile_on_first_call),
+        (_engine, "backward", backward),
+        (_engine, "run_backward", run_backward),
+        (_namespace, "add_op", add_op),
+    ):
+        _REFERENCE[owner, name] = getattr(owner, name)
+        setattr(owner, name, fast)
+
+
+def installed() -> bool:
+    """Whether the fast functions are in place (``LEAFKIT_FAST`` was not ``0`` when leafkit was imported)."""
+    return bool(_REFERENCE)
+
+
+# ops the formulas call most, as the arrays' own (NumPy or CuPy) ``.T`` and ``@``: a formula always gives them
+# valid arguments (2-D matrices of one dtype), so they need none of the forward's checks
+_LEAN = {"t": operator.attrgetter("T"), "mm": operator.matmul}
+
+
+def add_op(spec, apply) -> None:
+    """:func:`._namespace.add_op`, whose array namespace holds the forwards without their ``np.errstate`` wrapper
+    (formulas run on arrays only inside a backward pass, which runs under ``np.errstate(all="ignore")`` as a
+    whole), and ``t`` and ``mm`` as the arrays' own ``.T`` and ``@``."""
+    _REFERENCE[_namespace, "add_op"](spec, apply)
+    raw = _LEAN.get(spec.name) or getattr(spec.forward, "__wrapped__", None)
+    if raw is not None and getattr(_namespace.array_ns, spec.name, None) is spec.forward:
+        setattr(_namespace.array_ns, spec.name, raw)
+
+
+# -- recording ------------------------------------------------------------------------------------------------------
+def apply(spec, args):
+    """:func:`._base.apply`, with a short way for ``spec.simple`` ops on plain tensors of one device."""
+    if spec.simple:
+        a = args[0]
+        if a.__class__ is Tensor and a._base is None:
+            if spec.n_in == 1:
+                need = a._requires_grad
+                out = spec.forward(a._data, *args[1:])
+            else:
+                b = args[1]
+                cb = b.__class__
+                if cb is Tensor:
+                    if b._base is not None or b._device is not a._device:
+                        return _apply(spec, args)
+                    need = a._requires_grad or b._requires_grad
+                    if need and (a._inference or b._inference) and _state.enabled:
+                        _check_saved_inputs(spec, args)
+                    out = spec.forward(a._data, b._data, *args[2:])
+                elif cb is float or cb is int:
+                    need = a._requires_grad
+                    out = spec.forward(a._data, b, *args[2:])
+                else:
+                    return _apply(spec, args)
+            if need and _state.enabled:
+                return _record_simple(spec, args, out, a._device)
+            r = Tensor._make(out, a._device)
+            if need:
+                r._created_in_no_grad = True
+            if _state.inference:
+                r._inference = True
+            return r
+    return _apply(spec, args)
+
+
+def _apply(spec, args):
+    """:func:`._base.apply` for ops with a fixed number of inputs that are plain tensors on one device (or not
+    tensors): the arrays unwrapped in one loop; anything else as the reference does it."""
+    if spec.variadic:
+        return _apply_general(spec, args)
+    fargs = list(args)
+    dev = None
+    need = inference = False
+    for i in range(spec.n_in):
+        a = args[i]
+        cls = a.__class__
+        if cls is float or cls is int or a is None:
+            continue
+        if cls is not Tensor and not isinstance(a, Tensor):
+            continue
+        if a._base is not None:
+            if a._version_counter[0] != a._attr_version or a._grad_fn.__class__ is _INVALID[0]:
+                return _apply_general(spec, args)  # a view to bring up to date (or to refuse): as the reference
+        d = a._device
+        if dev is None:
+            dev = d
+        elif d is not dev:
+            return _apply_general(spec, args)
+        fargs[i] = a._data
+        if a._requires_grad:
+            need = True
+        if a._inference:
+            inference = True
+    record = need and _state.enabled
+    if record and inference:
+        _check_saved_inputs(spec, args)
+    out = spec.forward(*fargs)
+    if spec.device_from is not None:
+        dev = args[spec.device_from]
+    if record:
+        return _record(spec, args, out, dev)
+    return _plain(spec, args, out, dev, need)
+
+
+_INVALID = [None]  # views.Invalid, the grad_fn of a view that may not be used (set by install)
+
+
+def _apply_general(spec, args):
+    fargs, dev, need = _arrays(spec, args)
+    if need and _state.enabled:
+        for i in range(spec.n_lead, len(args)) if spec.variadic else range(spec.n_in):
+            a = args[i]
+            if isinstance(a, Tensor) and a._inference:
+                _check_saved_inputs(spec, args)
+                break
+    out = spec.forward(*fargs)
+    if spec.device_from is not None:
+        dev = args[spec.device_from]
+    if need and _state.enabled:
+        return _record(spec, args, out, dev)
+    return _plain(spec, args, out, dev, need)
+
+
+_NO_META1, _NO_META2 = (None,), (None, None)
+_NRS1 = (nrs((0,)), nrs((1,)))
+_NEEDS = {True: (True,), False: (False,)}
+_NEEDS2 = {(a, b): (a, b) for a in (True, False) for b in (True, False)}
+
+
+def _new_node(spec, dev):
+    """A node of ``spec``'s class, its fields set directly (what ``Node.__init__`` and :func:`._base.record` set)."""
+    cls = spec.node_cls
+    node = cls.__new__(cls)
+    node._seq = next(_sequence) if not spec.first else RUN_FIRST
+    node._stash = None
+    node._device = dev
+    node._had_saved = False
+    node._released = False
+    if anomaly_mode._enabled:
+        anomaly_mode.record_traceback(node)
+    return node
+
+
+def _record_simple(spec, args, out, dev):
+    """:func:`_record` for ``spec.simple`` ops: one output, one or two leading inputs (the first a tensor)."""
+    if spec.not_differentiable or len(spec.diff) != spec.n_in:
+        return _record(spec, args, out, dev)
+    cls = spec.node_cls
+    node = cls.__new__(cls)  # what _new_node does, written out
+    node._seq = next(_sequence) if not spec.first else RUN_FIRST
+    node._stash = None
+    node._device = dev
+    node._had_saved = node._released = False
+    if anomaly_mode._enabled:
+        anomaly_mode.record_traceback(node)
+    shape, dtype = out.shape, out.dtype
+    a = args[0]
+    if a._requires_grad:
+        fn = a._grad_fn
+        if fn is None:
+            ea, na_nr = a._get_accumulator(), 0
+        else:
+            ea, na_nr = fn, a._output_nr
+        d = a._data
+        ma = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)
+        na = True
+    else:
+        ea, na_nr, ma, na = None, 0, None, False
+    if spec.n_in == 1:
+        node._next = (ea,)
+        node._nrs = _NRS1[na_nr] if na_nr < 2 else nrs((na_nr,))
+        node._in_meta = _NO_META1 if ma is None else (ma,)
+        needs = _NEEDS[na]
+    else:
+        b = args[1]
+        if b.__class__ is Tensor and b._requires_grad:
+            fn = b._grad_fn
+            if fn is None:
+                eb, nb_nr = b._get_accumulator(), 0
+            else:
+                eb, nb_nr = fn, b._output_nr
+            d = b._data
+            mb = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)
+            nb = True
+        else:
+            eb, nb_nr, mb, nb = None, 0, None, False
+        node._next = (ea, eb)
+        node._nrs = _NRS00 if na_nr == 0 and nb_nr == 0 else nrs((na_nr, nb_nr))
+        node._in_meta = _NO_META2 if ma is None and mb is None else (ma, mb)
+        needs = _NEEDS2[na, nb]
+    node.needs_input_grad = needs
+    r = Tensor._make(out, dev, node, 0) if dtype.kind in DIFFERENTIABLE_KINDS else Tensor._make(out, dev)
+    savers = spec.__dict__.get("_fast_savers")
+    if savers is None:
+        savers = spec._fast_savers = {}
+    saver = savers.get(needs, _MISSING)
+    if saver is _MISSING:
+        plan = spec.plans[needs]
+        saver = savers[needs] = _compile_save(spec, plan) if plan else None
+    if saver is not None:
+        node._stash = saver(node, args, (r,))
+    return r
+
+
+_NRS00 = nrs((0, 0))
+_MISSING = object()
+
+
+def _record(spec, args, out, dev):
+    """:func:`._base.record`: by a recorder written out for the op (:func:`_compile_record`) when it has a fixed
+    number of inputs and one output, else by :func:`_record_any`."""
+    rec = spec.__dict__.get("_fast_record")
+    if rec is None:
+        rec = spec._fast_record = _compile_record(spec) or _record_any
+    return rec(spec, args, out, dev)
+
+
+def _compile_record(spec):
+    """A recorder written out for one op with a fixed number of inputs and of outputs: what :func:`_record_any`
+    does, its loops over the inputs and outputs unrolled (``None`` for any other op)."""
+    if spec.variadic or spec.var_outputs:
+        return None
+    lines = [
+        "def record(spec, args, out, dev):",
+        "    node = new(cls)",
+        f"    node._seq = {'RUN_FIRST' if spec.first else 'next(sequence)'}",
+        "    node._stash = None",
+        "    node._device = dev",
+        "    node._had_saved = False",
+        "    node._released = False",
+        "    if anomaly._enabled:",
+        "        anomaly.record_traceback(node)",
+        "    shape, dtype = (None, None) if multi else (out.shape, out.dtype)",
+        "    n_args = len(args)",
+    ]
+    for k, i in enumerate(spec.diff):
+        lines += [
+            f"    a = args[{i}] if {i} < n_args else None",
+            "    c = a.__class__",
+            "    if (c is T or (c is not float and c is not int and isinstance(a, T))) and a._requires_grad:",
+            "        fn = a._grad_fn",
+            "        if fn is None:",
+            f"            e{k} = a._get_accumulator()",
+            f"            n{k} = 0",
+            "        else:",
+            f"            e{k} = fn",
+            f"            n{k} = a._output_nr",
+            "        d = a._data",
+            f"        m{k} = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)",
+            f"        q{k} = True",
+            "    else:",
+            f"        e{k} = m{k} = None",
+            f"        n{k} = 0",
+            f"        q{k} = False",
+        ]
+    n = len(spec.diff)
+    tup = lambda p: "(" + "".join(f"{p}{k}, " for k in range(n)) + ")"  # noqa: E731
+    lines += [
+        f"    node._next = {tup('e')}",
+        f"    node._nrs = nrs({tup('n')})",
+        f"    node._in_meta = {tup('m')}",
+        f"    needs = {tup('q')}",
+        "    node.needs_input_grad = needs",
+    ]
+    if spec.not_differentiable:
+        lines.append("    check_differentiable(spec, args)")
+    if spec.multi:
+        for k in range(len(spec.outputs)):
+            lines.append(f"    o = out[{k}]")
+            if k in spec.nondiff_outputs:
+                lines.append(f"    r{k} = make(o, dev)")
+            else:
+                lines.append(f"    r{k} = make(o, dev, node, {k}) if o.dtype.kind in KINDS else make(o, dev)")
+        lines.append("    node._out_meta = [(o.shape, o.dtype) for o in out]")
+        results = "(" + "".join(f"r{k}, " for k in range(len(spec.outputs))) + ")"
+    else:
+        lines.append("    r0 = make(out, dev, node, 0) if dtype.kind in KINDS else make(out, dev)")
+        results = "(r0,)"
+    lines.append(f"    results = {results}")
+    if spec.view:
+        lines.append("    share_views(args[0], results)")
+    lines += [
+        "    plan = plans[needs]",
+        "    if plan:",
+        "        node._stash = save(spec, node, plan, args, results)",
+        f"    return {'results' if spec.multi else 'r0'}",
+    ]
+    ns = {
+        "new": spec.node_cls.__new__,
+        "cls": spec.node_cls,
+        "RUN_FIRST": RUN_FIRST,
+        "sequence": _sequence,
+        "anomaly": anomaly_mode,
+        "T": Tensor,
+        "nrs": nrs,
+        "check_differentiable": _base._check_differentiable,
+        "make": Tensor._make,
+        "KINDS": DIFFERENTIABLE_KINDS,
+        "share_views": _base._share_views,
+        "plans": spec.plans,
+        "save": _save,
+        "multi": spec.multi,
+    }
+    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own input list
+    return ns["record"]
+
+
+def _record_any(spec, args, out, dev):
+    """:func:`._base.record`, without the general helpers."""
+    node = _new_node(spec, dev)
+    if spec.multi:
+        out_shape = out_dtype = None
+    else:
+        out_shape, out_dtype = out.shape, out.dtype
+    positions = range(spec.n_lead, len(args)) if spec.variadic else spec.diff
+    n = len(positions)
+    nodes = [None] * n
+    numbers = [0] * n
+    meta = [None] * n
+    needs = [False] * n
+    for k in range(n):
+        a = args[positions[k]]
+        cls = a.__class__
+        if (cls is Tensor or (cls is not float and cls is not int and isinstance(a, Tensor))) and a._requires_grad:
+            fn = a._grad_fn
+            if fn is not None:
+                nodes[k] = fn
+                numbers[k] = a._output_nr
+            else:
+                nodes[k] = a._get_accumulator()
+            d = a._data
+            # what the engine checks a gradient against: nothing when it can only have the output's shape
+            shape = d.shape
+            if shape != out_shape or d.dtype != out_dtype:
+                meta[k] = (shape, d.dtype)
+            needs[k] = True
+    if spec.not_differentiable:
+        _base._check_differentiable(spec, args)
+    node._next = tuple(nodes)
+    node._nrs = nrs(tuple(numbers))
+    node._in_meta = meta
+    needs = tuple(needs)
+    node.needs_input_grad = needs
+    if spec.variadic:
+        needs = (any(needs),)
+    make = Tensor._make
+    if spec.multi:
+        results = []
+        nd = spec.nondiff_outputs
+        for k, o in enumerate(out):
+            if k in nd or o.dtype.kind not in DIFFERENTIABLE_KINDS:
+                results.append(make(o, dev))
+            else:
+                results.append(make(o, dev, node, k))
+        node._out_meta = [(o.shape, o.dtype) for o in out]
+    else:
+        results = (make(out, dev, node, 0) if out_dtype.kind in DIFFERENTIABLE_KINDS else make(out, dev),)
+    if spec.view:
+        _base._share_views(args[0], results)
+    plan = spec.plans[needs]
+    if plan:
+        node._stash = _save(spec, node, plan, args, results)
+    return tuple(results) if spec.multi else results[0]
+
+
+def _save(spec, node, plan, args, results):
+    """:func:`._base.save`, by a saver written out for this op and plan (:func:`_compile_save`) on its first use."""
+    savers = spec.__dict__.get("_fast_save")
+    if savers is None:
+        savers = spec._fast_save = {}
+    saver = savers.get(plan)
+    if saver is None:
+        saver = savers[plan] = _compile_save(spec, plan)
+    return saver(node, args, results)
+
+
+def _compile_save(spec, plan):
+    """What :func:`._base.save` does for one op and one plan (the saved names the inputs needing a gradient
+    read), written out: one line per saved value."""
+    lines = ["def save(node, args, results):", "    n_args = len(args)"]
+    had = False
+    for k in plan:
+        kind, i = spec.saved_kinds[k]
+        if kind == "attr":
+            lines.append(f"    s{k} = args[{i}] if {i} < n_args else defaults[{i}]")
+        elif kind == "input" and i >= 0:
+            had = True
+            lines += [
+                f"    a = args[{i}]",
+                "    c = a.__class__",
+                "    if c is T or (c is not float and c is not int and isinstance(a, T)):",
+                "        if a._inference:",
+                "            a._check_can_be_saved()",
+                f"        s{k} = SV(a._data, a._version_counter, a, a._output_nr, a._grad_fn, a._device)",
+                "    else:",
+                f"        s{k} = a",
+            ]
+        elif kind == "output":
+            had = True
+            lines += [
+                f"    r = results[{i}]",
+                f"    s{k} = SV(r._data, r._version_counter, r if r._grad_fn is None else None, {i}, name, r._device)",
+            ]
+        elif kind in ("_sym_sizes", "_sym_strides") and i >= 0:
+            lines += [
+                f"    a = args[{i}]",
+                "    arr = a._data if isinstance(a, T) else asarray(a)",
+                f"    s{k} = arr.shape"
+                if kind == "_sym_sizes"
+                else f"    s{k} = tuple([st // arr.itemsize for st in arr.strides])",
+            ]
+        else:  # the rarer kinds (numel, dtype, the sizes of every input of a variadic op): as the reference
+            had = had or kind == "input"
+            lines.append(f"    s{k} = SAVE[{kind!r}](args, results, {i}, spec, node)")
+    if had:
+        lines.append("    node._had_saved = True")
+    values = ", ".join(f"s{k}" if k in plan else "None" for k in range(len(spec.saved_names)))
+    lines.append(f"    return ({values},)")
+    ns = {
+        "defaults": spec.defaults,
+        "T": Tensor,
+        "SV": SavedVariable,
+        "name": spec.node_name,
+        "asarray": np.asarray,
+        "SAVE": _base._SAVE,
+        "spec": spec,
+    }
+    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own saved names
+    return ns["save"]
+
+
+# -- backward code --------------------------------------------------------------------------------------------------
+def _compile_on_first_call(self, grads, F):
+    """``OpNode._backward`` until a node class first runs: gives the class its own written-out ``_backward``."""
+    cls = type(self)
+    fn = _compile_backward(cls._spec) or _REFERENCE[OpNode, "_backward"]
+    cls._backward = fn
+    return fn(self, grads, F)
+
+
+def _compile_backward(spec):
+    """A node ``_backward`` written out for this op (formulas called directly, saved values unpacked once).
+
+    It does what :meth:`._base.OpNode._backward` does, without its loops; ops with grouped formulas or any number
+    of inputs keep the general one (``None`` here).
+    """
+    if spec.variadic or spec.grouped:
+        return None
+    n_saved = len(spec.saved_names)
+    lines = [
+        "def _backward(self, grads, F):",
+        "    saved = self._stash",
+        "    if saved is None:",
+        "        if self._released and self._had_saved:",
+        "            raise RuntimeError(RELEASED_MESSAGE)",
+        "        saved = EMPTY",
+        "    rec = F.records",
+        "    grad = grads[0]",
+        "    need = self.needs_input_grad",
+    ]
+    for k in range(n_saved):
+        lines.append(f"    s{k} = saved[{k}]")
+        lines.append(f"    if s{k}.__class__ is SV:")
+        lines.append(f"        s{k} = s{k}.unpack(self, rec)")
+    env = {0: "grad", 1: "grads", **{2 + k: f"s{k}" for k in range(n_saved)}}
+    outs = []
+    ns = {"SV": SavedVariable, "RELEASED_MESSAGE": RELEASED_MESSAGE, "EMPTY": (None,) * n_saved}
+    for j, f in enumerate(spec.formulas):
+        if f is None:
+            outs.append("None")
+            continue
+        ns[f"f{j}"] = f[0]
+        args = ", ".join(["F"] + [env[i] for i in f[1]])
+        outs.append(f"(f{j}({args}) if need[{j}] else None)")
+    lines.append(f"    return [{', '.join(outs)}]")
+    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own formula list
+    fn = ns["_backward"]
+    fn.__doc__ = f"The derivative formulas of ``{spec.name}``, run in the namespace ``F``."
+    return fn
+
+
+# -- the pass -------------------------------------------------------------------------------------------------------
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """:func:`leafkit.autograd.engine.backward`, running :func:`run_backward`."""
+    roots = _engine.root_grads(tensors, grad_tensors, bool(create_graph))
+    targets = None if inputs is None else _engine._backward_inputs(_engine.as_tuple(inputs))
+    if create_graph:
+        _engine._warn_cycle()
+    with np.errstate(all="ignore"):
+        keep_graph = bool(create_graph if retain_graph is None else retain_graph)
+        run_backward(roots, keep_graph, bool(create_graph), targets)
+
+
+class _Pass:
+    """The state of one pass (the reference's :class:`~leafkit.autograd.engine.GraphTask`), and the sums it owns:
+    arrays the pass itself allocated, which it may add to in place and give to a leaf's ``.grad`` as they are."""
+
+    def __init__(self, roots, keep_graph, create_graph, inputs, capture):
+        self.F = api.tensor_ns if create_graph else api.array_ns
+        self.keep_graph, self.create_graph, self.capture = keep_graph, create_graph, capture
+        self.deps = deps = _engine.dependencies([r[0] for r in roots])
+        self.targets = self.needed = None
+        if inputs is not None:  # only the nodes that lead to an input of grad()/backward(inputs=) take part
+            self.targets = targets = {}
+            for k, (node, nr) in enumerate(inputs):
+                targets.setdefault(node, []).append((k, nr))
+            self.needed = needed = _engine._needed(deps, targets)
+            for node in [n for n in deps if n not in needed]:
+                del deps[node]
+            for node in deps:  # count only the edges between needed nodes
+                deps[node] = 0
+            for node in deps:
+                for nxt in node._next:
+                    if nxt is not None and nxt in deps:
+                        deps[nxt] += 1
+        self.captured = [None] * len(inputs) if capture else None
+        self.owned = {} if not create_graph else None  # id -> array: sums the pass allocated
+        self.buffers = buffers = {}
+        for node, nr, g in roots:
+            buf = buffers.get(node)
+            if buf is None:
+                buf = buffers[node] = [None] * node.n_outputs
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        self.heap = []
+        self.tie = 0
+        for node, _, _ in roots:
+            if deps.get(node) == 0:
+                deps[node] = -1  # queued
+                heapq.heappush(self.heap, (-node._seq, self.tie, node))
+                self.tie += 1
+
+    def runs(self, node) -> bool:
+        return self.needed is None or any(nxt in self.needed for nxt in node._next if nxt is not None)
+
+    def take(self, node, grads):
+        for k, nr in self.targets[node]:
+            self.captured[k] = grads[nr]
+
+    def run(self, node, grads):
+        """The node's formulas: its input gradients and whether it ran (None: an input's node that does not run)."""
+        run = grads is not None and (grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads))
+        if self.targets is not None and not self.runs(node):
+            if run and self.capture and node in self.targets:  # after the tensor's hooks, as PyTorch takes it
+                self.take(node, grads)
+            return None, None
+        if not run:
+            return None, False
+        F = self.F
+        owned = self.owned
+        if owned:  # the formulas may pass a gradient on as it is (AddBackward0): it is no longer the pass's own
+            for g in grads:
+                if g is not None:
+                    owned.pop(id(g), None)
+        if len(grads) > 1:
+            grads = _engine._fill_missing(node, grads, F)
+        in_grads = _engine._run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
+        if node._post_hooks is not None:
+            in_grads = _engine._post_hooks(node, in_grads, grads, None, F)
+        return in_grads, True
+
+    def deliver(self, node, in_grads):
+        """The reference's :func:`~leafkit.autograd.engine.deliver`, adding in place into sums the pass owns."""
+        buffers, deps, needed, owned = self.buffers, self.deps, self.needed, self.owned
+        meta = node._in_meta
+        i = -1
+        for nxt, nr in zip(node._next, node._nrs):
+            i += 1
+            if nxt is None or (needed is not None and nxt not in needed):
+                continue
+            g = in_grads[i] if in_grads is not None else None
+            if g is not None:
+                m = meta[i]
+                if m is not None:
+                    shape, dtype = m
+                    if g.shape != shape:
+                        g = self.F.sum_to(g, shape, node, i)
+                    if g.dtype != dtype:
+                        g = self.F.cast(g, dtype)
+                buf = buffers.get(nxt)
+                if buf is None:
+                    om = nxt._out_meta
+                    if om is None:
+                        buffers[nxt] = [g]
+                    else:
+                        buf = buffers[nxt] = [None] * len(om)
+                        buf[nr] = g
+                else:
+                    old = buf[nr]
+                    if old is None:
+                        buf[nr] = g
+                    elif (
+                        owned is not None
+                        and owned.get(id(old)) is old
+                        and old.shape == g.shape
+                        and old.dtype == g.dtype
+                    ):
+                        old += g
+                    else:
+                        old = buf[nr] = old + g
+                        if (
+                            owned is not None
+                            and getattr(old, "flags", None) is not None
+                            and old.flags.writeable
+                            and old.base is None
+                        ):
+                            owned[id(old)] = old
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            if d == 0:
+                heapq.heappush(self.heap, (-nxt._seq, self.tie, nxt))
+                self.tie += 1
+
+
+def run_backward(roots, keep_graph, create_graph=False, inputs=None, capture=False, allow_unused=False):
+    """:func:`leafkit.autograd.engine.run_backward` (an untraced pass), as one loop."""
+    if inputs is None:
+        return _run_plain(roots, keep_graph, create_graph)
+    p = _Pass(roots, keep_graph, create_graph, inputs, capture)
+    heap, buffers, pop = p.heap, p.buffers, heapq.heappop
+    targets = p.targets
+    prev = (_state.grad, _state.enabled, _state.checkpoint_valid)
+    _state.grad, _state.enabled, _state.checkpoint_valid = create_graph, create_graph, False  # (inputs given)
+    try:
+        while heap:
+            node = pop(heap)[2]
+            grads = buffers.pop(node, None)
+            if (
+                capture
+                and node in targets
+                and node.__class__ is not AccumulateGrad
+                and grads is not None
+                and p.runs(node)
+                and any(g is not None for g in grads)
+            ):
+                p.take(node, grads)  # a node that must run too: PyTorch takes the gradient before its hooks
+            if grads is not None and (
+                node._tensor_hooks is not None or node._retain_refs is not None or node._pre_hooks is not None
+            ):
+                grads = _engine.call_hooks_before(node, grads, create_graph, None)
+            if node.__class__ is AccumulateGrad:
+                _accumulate(p, node, grads)
+                continue
+            in_grads, ran = p.run(node, grads)
+            if ran is not None:
+                if not keep_graph:
+                    node._release()
+                p.deliver(node, in_grads)
+    finally:
+        _state.grad, _state.enabled, _state.checkpoint_valid = prev
+    if capture and not allow_unused:
+        for k, g in enumerate(p.captured):
+            if g is None:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {k} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+    return p.captured
+
+
+def _dependencies(roots):
+    """:func:`leafkit.autograd.engine.dependencies`, with one dictionary lookup per edge."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    get, push = deps.get, stack.append
+    while stack:
+        for nxt in stack.pop()._next:
+            if nxt is not None:
+                c = get(nxt)
+                if c is None:
+                    deps[nxt] = 1
+                    push(nxt)
+                else:
+                    deps[nxt] = c + 1
+    return deps
+
+
+def _run_plain(roots, keep_graph, create_graph):
+    """An untraced pass without ``inputs`` (``backward()``): the reference's steps written out in one loop, the
+    buffers of the pass added to in place."""
+    F = api.tensor_ns if create_graph else api.array_ns
+    deps = _dependencies([r[0] for r in roots])
+    owned = {} if not create_graph else None  # id -> array: sums the pass allocated, which it may change
+    buffers = {}
+    for node, nr, g in roots:
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.n_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    heap = []
+    tie = 0
+    push, pop = heapq.heappush, heapq.heappop
+    for node, _, _ in roots:
+        if deps.get(node) == 0:
+            deps[node] = -1  # queued
+            push(heap, (-node._seq, tie, node))
+            tie += 1
+    prev = (_state.grad, _state.enabled, _state.checkpoint_valid)
+    _state.grad = _state.enabled = create_graph  # formulas on tensors record only when asked
+    _state.checkpoint_valid = True  # no inputs: a reentrant checkpoint may run its own pass
+    try:
+        while heap:
+            node = pop(heap)[2]
+            grads = buffers.pop(node, None)
+            if grads is not None and (
+                node._tensor_hooks is not None or node._retain_refs is not None or node._pre_hooks is not None
+            ):
+                grads = _engine.call_hooks_before(node, grads, create_graph, None)
+            if node.__class__ is AccumulateGrad:
+                _accumulate_owned(node, grads, owned, create_graph)
+                continue
+            in_grads = None
+            if grads is not None and (grads[0] is not None or any(g is not None for g in grads)):
+                if owned:  # a formula may pass a gradient on as it is (AddBackward0): it is no longer the pass's
+                    for g in grads:
+                        if g is not None:
+                            owned.pop(id(g), None)
+                if len(grads) > 1:
+                    grads = _engine._fill_missing(node, grads, F)
+                in_grads = _engine._run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
+                if node._post_hooks is not None:
+                    in_grads = _engine._post_hooks(node, in_grads, grads, None, F)
+            if not keep_graph:
+                node._release()
+            meta = node._in_meta
+            i = -1
+            for nxt, nr in zip(node._next, node._nrs):
+                i += 1
+                if nxt is None:
+                    continue
+                if in_grads is not None:
+                    g = in_grads[i]
+                    if g is not None:
+                        m = meta[i]
+                        if m is not None:
+                            if g.shape != m[0]:
+                                g = F.sum_to(g, m[0], node, i)
+                            if g.dtype != m[1]:
+                                g = F.cast(g, m[1])
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            om = nxt._out_meta
+                            if om is None:
+                                buffers[nxt] = [g]
+                            else:
+                                buf = buffers[nxt] = [None] * len(om)
+                                buf[nr] = g
+                        else:
+                            old = buf[nr]
+                            if old is None:
+                                buf[nr] = g
+                            elif owned is not None and owned.get(id(old)) is old and old.shape == g.shape:
+                                if old.dtype == g.dtype:
+                                    old += g
+                                else:
+                                    buf[nr] = old + g
+                            else:
+                                old = buf[nr] = old + g
+                                if owned is not None and old.__class__ is np.ndarray and old.base is None:
+                                    owned[id(old)] = old
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    push(heap, (-nxt._seq, tie, nxt))
+                    tie += 1
+    finally:
+        _state.grad, _state.enabled, _state.checkpoint_valid = prev
+
+
+def _accumulate_owned(node, grads, owned, create_graph) -> None:
+    """:func:`_accumulate` in a plain pass (no ``inputs``, no capture)."""
+    if grads is None or grads[0] is None:
+        return
+    g = grads[0]
+    taken = owned is not None and owned.pop(id(g), None) is g
+    var = node.variable
+    if var._hooks:
+        g = _engine._run_tensor_hooks(var._hooks, g, var._device, None)
+        taken = False
+    if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
+        if taken and var._grad is None:
+            var._grad = Tensor._make(g, var._device)  # PyTorch steals such buffers too
+        else:
+            var._accumulate_grad(g, create_graph)
+        if var._post_acc_hooks:
+            _engine._post_accumulate_hooks(var, None)
+    if node._post_hooks is not None:
+        for fn in list(node._post_hooks.values()):
+            _engine._call_node_hook(fn, ((), (g,)), var._device, 0)
+
+
+def _accumulate(p, node, grads) -> None:
+    """The reference's :func:`~leafkit.autograd.engine.accumulate`; a sum the pass owns becomes ``.grad`` as it is."""
+    if grads is None or grads[0] is None:
+        return
+    owned = p.owned
+    g = grads[0]
+    taken = owned is not None and owned.pop(id(g), None) is g
+    var = node.variable
+    if var._hooks:
+        g = _engine._run_tensor_hooks(var._hooks, g, var._device, None)
+        taken = False
+    if p.capture:
+        for k, _ in p.targets[node]:
+            p.captured[k] = g
+        return
+    if p.targets is not None and node not in p.targets:
+        return
+    if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
+        if taken and var._grad is None and (var._device.type != "cpu" or isinstance(g, np.ndarray)):
+            var._grad = Tensor._make(g, var._device)  # PyTorch steals such buffers too
+        else:
+            var._accumulate_grad(g, p.create_graph)
+        if var._post_acc_hooks:
+            _engine._post_accumulate_hooks(var, None)
+    if node._post_hooks is not None:
+        for fn in list(node._post_hooks.values()):
+            _engine._call_node_hook(fn, ((), (g,)), var._device, 0)
