@@ -7,7 +7,7 @@ names, gradients, errors and warnings.
 
 from __future__ import annotations
 
-from . import _malloc
+from . import _as_torch, _malloc
 from ._device import device
 from ._dtype import (
     bool,
@@ -69,6 +69,7 @@ from . import cuda
 from ._tensor_str import set_printoptions
 from ._lang import get_language, set_language  # noqa: F401 - the teaching UI's language (explorers, explain, legends)
 
+_as_torch.install()  # after `import leafkit as torch`, `from torch.func import grad` imports leafkit.func
 _malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MALLOC_TUNING=0 turns it off)
 
 __version__ = "0.1.0"
@@ -138,8 +139,10 @@ def __getattr__(name):
     # subpackages that import heavier dependencies load on first use
     import importlib
 
-    if name in ("nn", "optim", "viz", "widgets", "examples"):
+    if name in ("nn", "optim", "viz", "widgets", "examples", "func"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        return importlib.import_module(".func", __name__).vmap
     if name in ("make_dot", "draw", "explain"):
         return getattr(importlib.import_module(".viz", __name__), name)
     raise AttributeError(f"module 'leafkit' has no attribute '{name}'")

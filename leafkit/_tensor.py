@@ -68,6 +68,9 @@ NO_GRAD_VIEW_BASE_CHANGED = (
 )
 
 _UNCONNECTED = ("no_grad", "inference")
+# array types that are not arrays but stand for tensors of another kind: {type: wrap(arr, device, grad_fn)}
+# (leafkit._functions._batched registers its batched arrays, so that an op computing on them makes a batched tensor)
+ARRAY_WRAPPERS: dict = {}
 _warned_scalar = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
 _warned_storage = [False]  # likewise for TypedStorage (torch.storage warns once)
 
@@ -218,8 +221,11 @@ class Tensor:
     @staticmethod
     def _make(arr, device, grad_fn=None, output_nr=0):
         """A tensor around ``arr`` on ``device`` (``None``: cpu), with ``grad_fn`` as its history if given."""
-        if arr.__class__ is not _ndarray and isinstance(arr, np.generic):
-            arr = np.asarray(arr)
+        if arr.__class__ is not _ndarray:
+            if isinstance(arr, np.generic):
+                arr = np.asarray(arr)
+            elif arr.__class__ in ARRAY_WRAPPERS:  # a batched array (vmap): a batched tensor
+                return ARRAY_WRAPPERS[arr.__class__](arr, device, grad_fn)
         t = object.__new__(Tensor)
         t._data = arr
         t._device = device or _CPU

@@ -307,6 +307,7 @@ def defop(
     nondiff_outputs=(),
     device_from=None,
     doc=None,
+    batch=None,
     **formulas,
 ):
     """Register one differentiable operation (see the module docstring).
@@ -338,6 +339,9 @@ def defop(
         Outputs that never get a ``grad_fn`` (indices).
     device_from : str, optional
         The attribute that names the output's device (a copy to another device).
+    batch : callable, optional
+        The op's batching rule for ``vmap``: ``batch(spec, args, level)`` runs the op on batched inputs
+        (see :mod:`._batched`); without one, ``vmap`` runs the op once per sample.
     **formulas
         One derivative formula per differentiable input, by input name.
 
@@ -361,6 +365,7 @@ def defop(
         doc,
     )
     spec.device_from = spec.params.index(device_from) if device_from else None
+    spec.batch = batch
     # the fast path of apply(): one or two leading inputs, one output, no view, no device change
     spec.simple = (
         not spec.variadic and spec.n_in in (1, 2) and not spec.view and not spec.multi and spec.device_from is None
@@ -381,6 +386,11 @@ def public(*names, method=True, function=True):
         return fn
 
     return deco
+
+
+# -- vmap's hook (leafkit.func.vmap; the machinery is in ._batched, which installs ``batched``) ----------------
+VMAP_LEVELS: list = []  # the active vmap levels, innermost last; empty outside vmap
+batched = None  # ._batched.dispatch(spec, args): the batching rule's result, or NotImplemented without batched inputs
 
 
 # -- running an op --------------------------------------------------------------------------------------
@@ -475,6 +485,10 @@ def apply(spec, args):
 
 
 def _apply(spec, args):
+    if VMAP_LEVELS:  # inside vmap: batched inputs go to the op's batching rule
+        out = batched(spec, args)
+        if out is not NotImplemented:
+            return out
     fargs, dev, need = _arrays(spec, args)
     if need and _state.enabled:
         for i in spec.positions(len(args)):
