@@ -68,6 +68,14 @@ NO_GRAD_VIEW_BASE_CHANGED = (
 )
 
 _UNCONNECTED = ("no_grad", "inference")
+# the active function transforms (leafkit.func: vmap and grad levels, innermost last); leafkit.func keeps it
+TRANSFORMS: list = []
+REQUIRES_GRAD_IN_TRANSFORM_MESSAGE = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* APIs) inside of "
+    "a function being transformed by a functorch transform. This is unsupported, please attempt to use the functorch "
+    "transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function being "
+    "transformed instead."
+)
 # array types that are not arrays but stand for tensors of another kind: {type: wrap(arr, device, grad_fn)}
 # (leafkit._functions._batched registers its batched arrays, so that an op computing on them makes a batched tensor)
 ARRAY_WRAPPERS: dict = {}
@@ -457,8 +465,11 @@ class Tensor:
         On a non-leaf, ``requires_grad_(True)`` changes nothing and returns
         ``self`` (it already requires grad); ``requires_grad_(False)`` raises
         PyTorch's "you can only change requires_grad flags of leaf
-        variables" RuntimeError.
+        variables" RuntimeError.  Inside a function transform (``leafkit.func``) it raises PyTorch's
+        "You are attempting to call Tensor.requires_grad_() ... inside of a function being transformed".
         """
+        if TRANSFORMS:
+            raise RuntimeError(REQUIRES_GRAD_IN_TRANSFORM_MESSAGE)
         self._fresh()
         if self._grad_fn is not None:
             if not requires_grad:

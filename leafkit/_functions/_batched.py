@@ -30,7 +30,10 @@ import numpy as np
 
 from .. import _creation, _random
 from .. import _tensor as _tensor_mod
+from .. import autograd as _autograd
 from .._tensor import Tensor
+from ..autograd import function as _function_mod
+from ..autograd.function import Function as _Function
 from . import _registry
 from ._base import warn_user
 from ._registry import SPECS, VMAP_LEVELS, apply
@@ -79,12 +82,7 @@ PERFORMANCE_WARNING = (
     "There is a performance drop because we have not yet implemented the batching rule for aten::{}. Please file us "
     "an issue on GitHub so that we can prioritize its implementation."
 )
-REQUIRES_GRAD_MESSAGE = (
-    "You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* APIs) inside of "
-    "a function being transformed by a functorch transform. This is unsupported, please attempt to use the functorch "
-    "transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function being "
-    "transformed instead."
-)
+REQUIRES_GRAD_MESSAGE = _tensor_mod.REQUIRES_GRAD_IN_TRANSFORM_MESSAGE
 
 
 # -- the transform stack ----------------------------------------------------------------------------------------------
@@ -105,7 +103,7 @@ class Layer:
         return f"<{self.kind} level {self.level}>"
 
 
-STACK: list = []  # every active transform, innermost last
+STACK = _tensor_mod.TRANSFORMS  # every active transform, innermost last
 
 
 def push(kind, size=None, randomness=None) -> Layer:
@@ -115,6 +113,7 @@ def push(kind, size=None, randomness=None) -> Layer:
     if kind == "vmap":
         VMAP_LEVELS.append(layer)
         _random.batched_rng = _batched_rng
+        _autograd.batched_grad = autograd_grad
     return layer
 
 
@@ -126,6 +125,7 @@ def pop(layer) -> None:
         VMAP_LEVELS.pop()
         if not VMAP_LEVELS:
             _random.batched_rng = None
+            _autograd.batched_grad = None
 
 
 def batch_size(level) -> int:
@@ -719,15 +719,16 @@ def inplace(t, spec, args, run):
         return NotImplemented
     tv, tb = unwrap(t, level)
     if tb is None:
+        if spec.name in ("add", "atan2"):  # PyTorch runs these kernels on the batch: its broadcast error
+            raise _broadcast_error(t, args, spec, level)
         raise RuntimeError(INPLACE_MESSAGE)
     v = tv if tb == 0 else movedim(tv, tb, 0)
     rank = t._data.ndim
     rule = spec.batch
-    if spec.name == "fill_tensor_" and args[1].__class__ is BatchedTensor and args[1]._level == level:
-        run(v, _spec("copy_"), (v, pad(front(args[1], level), rank)))
-        return t
-    if spec.name in ("fill_", "fill_tensor_") and args[1].__class__ is BatchedTensor:  # a lower level's value
-        run(v, _spec("copy_"), (v, args[1]))
+    if spec.name in ("fill_", "fill_tensor_") and args[1].__class__ is BatchedTensor:  # a batched value: copied
+        value = args[1]
+        fv = front(value, level)
+        run(v, _spec("copy_"), (v, value if fv is None else pad(fv, rank - value._data.ndim)))
         return t
     if rule is not None and getattr(rule, "pointwise", False):
         new = list(args)
@@ -750,6 +751,26 @@ def inplace(t, spec, args, run):
                 sample[i] = select(a._value, a._bdim, b)
         run(sample[0], spec, tuple(sample))
     return t
+
+
+def _broadcast_error(t, args, spec, level):
+    """PyTorch's error for a pointwise in-place op writing batched values into an unbatched tensor: the batched
+    operands, batch first, do not broadcast into ``t``'s shape."""
+    shape = t._data.shape
+    rank = max(
+        [shape and len(shape) or 0]
+        + [args[i]._data.ndim for i in spec.positions(len(args)) if hasattr(args[i], "_data")]
+    )
+    shapes = [shape]
+    for i in spec.positions(len(args)):
+        a = args[i]
+        if a.__class__ is BatchedTensor and a._level == level:
+            logical = a._data.shape
+            shapes.append((batch_size(level),) + (1,) * (rank - len(logical)) + tuple(logical))
+    return RuntimeError(
+        f"output with shape [{', '.join(map(str, shape))}] doesn't match the broadcast shape "
+        f"[{', '.join(map(str, np.broadcast_shapes(*shapes)))}]"
+    )
 
 
 # -- randomness --------------------------------------------------------------------------------------------------------
@@ -833,3 +854,123 @@ def wrap_level(t, level, pos):
 
 def movedim_public(v, src, dst):
     return v if src == dst else v.movedim(src, dst)
+
+
+# -- autograd.grad of batched tensors (inside vmap(grad(f)), jacobian inside vmap) -------------------------------------
+def autograd_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
+    """``autograd.grad`` where outputs or inputs are batched: on their physical tensors (the inputs of a grad level
+    inside vmap have one copy per sample, so each sample's gradient is its own), the results batched as the
+    inputs are.  A batched output that no grad level tracks does not require grad, as in PyTorch."""
+    outs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    ins = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    gos = (grad_outputs,) if isinstance(grad_outputs, Tensor) else grad_outputs
+    batched_ends = any(t.__class__ is BatchedTensor for t in (*outs, *ins))
+    if not batched_ends:
+        if create_graph or not any(g.__class__ is BatchedTensor for g in gos or ()):
+            return NotImplemented  # the engine runs batched gradients through the recorded formulas
+        res = grad(outs, ins, gos, retain_graph=retain_graph, create_graph=True, allow_unused=allow_unused)
+        return tuple(None if r is None else _detached(r) for r in res)
+    phys_outs, phys_gos = [], []
+    for i, o in enumerate(outs):
+        wrapping, p = chain(o)
+        if wrapping and not o._tracked():
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        g = gos[i] if gos is not None and i < len(gos) else None
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = Tensor._make(np.ones(p._data.shape, dtype=p._data.dtype), p._device)
+        else:
+            for level, bdim in wrapping:
+                g = unwrap_level(g, level, bdim)
+        phys_outs.append(p)
+        phys_gos.append(g)
+    phys_ins, wrappings = [], []
+    for x in ins:
+        wrapping, p = chain(x)
+        if wrapping and not x._tracked():
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        phys_ins.append(p)
+        wrappings.append(wrapping)
+    forced = not create_graph and any(g.__class__ is BatchedTensor for g in phys_gos)
+    res = grad(
+        phys_outs,
+        phys_ins,
+        phys_gos,
+        retain_graph=retain_graph,
+        create_graph=bool(create_graph) or forced,
+        allow_unused=allow_unused,
+    )
+    out = []
+    for r, wrapping in zip(res, wrappings):
+        if r is not None:
+            if forced:
+                r = _detached(r)
+            for level, bdim in reversed(wrapping):
+                r = wrap_level(r, level, bdim)
+        out.append(r)
+    return tuple(out)
+
+
+def _detached(t):
+    wrapping, phys = chain(t)
+    return rewrap(phys.detach(), wrapping)
+
+
+# -- autograd.Function inside the function transforms ------------------------------------------------------------------
+SETUP_CONTEXT_MESSAGE = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must override "
+    "the setup_context staticmethod. For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+)
+
+
+class VmapInfo:
+    """What a Function's ``vmap`` staticmethod is told: the batch size and the randomness of the vmap level."""
+
+    __slots__ = ("batch_size", "randomness")
+
+    def __init__(self, batch_size, randomness):
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+
+def function_apply(cls, args):
+    """``Function.apply`` inside a transform, as PyTorch rules it: the Function must use ``setup_context``; under
+    vmap it runs its own ``vmap`` staticmethod, or once per sample with ``generate_vmap_rule = True`` (each sample
+    recorded with its own node, so the Function's backward gives the gradients)."""
+    if not STACK:
+        return NotImplemented
+    if cls.setup_context is _Function.setup_context:
+        raise RuntimeError(SETUP_CONTEXT_MESSAGE)
+    level = batched_level(args)
+    if not level:
+        return NotImplemented
+    rule = getattr(cls, "vmap", None)
+    if rule is not None:
+        in_dims = tuple(a._bdim if a.__class__ is BatchedTensor and a._level == level else None for a in args)
+        values = [a._value if d is not None else a for a, d in zip(args, in_dims)]
+        out, out_dims = rule(VmapInfo(batch_size(level), STACK[level - 1].randomness), in_dims, *values)
+        if isinstance(out, tuple):
+            dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(out)
+            return tuple(o if d is None else wrap(o, d, level) for o, d in zip(out, dims))
+        return out if out_dims is None else wrap(out, out_dims, level)
+    if not getattr(cls, "generate_vmap_rule", False):
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override and implement "
+            "the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
+            "https://pytorch.org/docs/main/notes/extending.func.html"
+        )
+    outs = []
+    for b in range(batch_size(level)):
+        outs.append(
+            cls.apply(
+                *[
+                    select(a._value, a._bdim, b) if a.__class__ is BatchedTensor and a._level == level else a
+                    for a in args
+                ]
+            )
+        )
+    return stack_outputs(outs, level, isinstance(outs[0], tuple))
+
+
+_function_mod.transform_hook = function_apply

@@ -106,6 +106,8 @@ def _check_bmm(self, mat2):
 
 def _bmm(self, mat2):
     _check_bmm(self, mat2)
+    if self.shape[2] == 1 and self.dtype.kind == "f":  # batched outer products: NumPy's matmul is slow for k=1
+        return self * mat2
     return self @ mat2
 
 
@@ -670,24 +672,40 @@ def einsum(*args):
     return ops[0]
 
 
-# -- vmap: batching rules (leafkit.func.vmap) --------------------------------------------------------------------------
-# Each product runs once on the physical tensors: a batched operand against an unbatched one folds the batch into a
-# matrix dimension (one mm for every sample), two batched operands make a bmm.  The checks and their messages are
-# the op's own, on the shapes of one sample.
+# -- vmap: batching rules (leafkit.func.vmap) -------------------------------------------------------------------------
+# Each product runs once on the physical tensors, as PyTorch's rules run ``matmul`` on them: a batched operand
+# against an unbatched one folds the batch into a matrix dimension (one mm for every sample), two batched operands
+# make a bmm.  A wrong shape raises the error of that physical product, with its sizes, as in PyTorch.
 def _view(t, shape):
     return t.reshape(shape)
 
 
+def _check_dims(name, a, b, want_a, want_b):
+    if a._data.ndim != want_a or b._data.ndim != want_b:
+        raise RuntimeError(
+            f"Shape mismatch: Got incorrect dims for {name}(a, b). a has dim {a._data.ndim}and b has dim "
+            f"{b._data.ndim}but expected them to have dim {want_a} and dim {want_b}"
+        )
+
+
+def _bmm_message(batch, k, k2):
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: [{batch}, {k2}]."
+    )
+
+
 def _mm_batched(spec, args, level):
     a, b = args
-    _check_mm(a._data, b._data)
+    _check_dims("mm", a, b, 2, 2)
     va, vb = logical_front(a, level), logical_front(b, level)
     n = batch_size(level)
-    if vb is None:  # (B, n, k) @ (k, m): one (B*n, k) @ (k, m)
+    if vb is None:  # (B, r, k) @ (k, m): one (B*r, k) @ (k, m)
         rows, k = a._data.shape
         return wrap(_view(apply(mm_spec, (_view(va, (n * rows, k)), b)), (n, rows, b._data.shape[1])), 0, level)
-    if va is None:  # (n, k) @ (B, k, m): (n, k) @ (k, B*m), the batch in the middle of the result
+    if va is None:  # (r, k) @ (B, k, m): (r, k) @ (k, B*m), the batch in the middle of the result
         k, m = b._data.shape
+        if a._data.shape[1] != k:
+            raise _bmm_message(n, a._data.shape[1], k)
         flat = _view(vb.permute(1, 0, 2), (k, n * m))
         return wrap(_view(apply(mm_spec, (a, flat)), (a._data.shape[0], n, m)), 1, level)
     return wrap(apply(bmm_spec, (va, vb)), 0, level)
@@ -695,7 +713,7 @@ def _mm_batched(spec, args, level):
 
 def _mv_batched(spec, args, level):
     a, x = args
-    _check_mv(a._data, x._data)
+    _check_dims("mv", a, x, 2, 1)
     va, vx = logical_front(a, level), logical_front(x, level)
     n = batch_size(level)
     if vx is None:  # (B, r, k) @ (k,)
@@ -709,30 +727,33 @@ def _mv_batched(spec, args, level):
 
 def _dot_batched(spec, args, level):
     a, b = args
-    _check_dot(a._data, b._data)
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError("Got wrong shapes for dot")
     va, vb = logical_front(a, level), logical_front(b, level)
     if vb is None:
         return wrap(apply(mv_spec, (va, b)), 0, level)
     if va is None:
-        return wrap(apply(mv_spec, (vb, a)), 0, level)
+        return wrap(apply(mm_spec, (a.unsqueeze(0), vb.t())).squeeze(0), 0, level)
     n = batch_size(level)
     return wrap(_view(apply(bmm_spec, (va.unsqueeze(1), vb.unsqueeze(2))), (n,)), 0, level)
 
 
 def _bmm_batched(spec, args, level):
     a, b = args
-    _check_bmm(a._data, b._data)
+    _check_dims("bmm", a, b, 3, 3)
     va, vb = logical_front(a, level), logical_front(b, level)
     n = batch_size(level)
     p, rows, k = a._data.shape
     m = b._data.shape[2]
+    if (va is None or vb is None) and k != b._data.shape[1]:
+        raise _bmm_message(n * p, k, b._data.shape[1])
     if vb is None:  # (B, p, r, k) @ (p, k, m): (p, B*r, k) @ (p, k, m)
         flat = _view(va.permute(1, 0, 2, 3), (p, n * rows, k))
         return wrap(_view(apply(bmm_spec, (flat, b)), (p, n, rows, m)), 1, level)
     if va is None:  # (p, r, k) @ (B, p, k, m): (p, r, k) @ (p, k, B*m)
         flat = _view(vb.permute(1, 2, 0, 3), (p, k, n * m))
         return wrap(_view(apply(bmm_spec, (a, flat)), (p, rows, n, m)), 2, level)
-    out = apply(bmm_spec, (_view(va, (n * p, rows, k)), _view(vb, (n * p, k, m))))
+    out = apply(bmm_spec, (_view(va, (n * p, rows, k)), _view(vb, (n * p, b._data.shape[1], m))))
     return wrap(_view(out, (n, p, rows, m)), 0, level)
 
 
@@ -742,13 +763,13 @@ def _addmm_batched(spec, args, level):
     self, mat1, mat2 = args[:3]
     beta = args[3] if len(args) > 3 else 1
     alpha = args[4] if len(args) > 4 else 1
-    _check_addmm(self._data, mat1._data, mat2._data)
     v1 = logical_front(mat1, level)
     if v1 is not None and logical_front(self, level) is None and logical_front(mat2, level) is None:
         n = batch_size(level)
         rows, k = mat1._data.shape
         out = apply(spec, (self, _view(v1, (n * rows, k)), mat2, beta, alpha))
         return wrap(_view(out, (n, rows, mat2._data.shape[1])), 0, level)
+    _check_addmm(self._data, mat1._data, mat2._data)
     prod = apply(mm_spec, (mat1, mat2))
     if alpha != 1:
         prod = prod * alpha

@@ -34,7 +34,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import array_module, as_array
-from ._registry import defop
+from ._batch_rules import logical_front
+from ._batched import BatchedTensor, batch_size, fallback, wrap
+from ._registry import apply, defop
 
 __all__ = ["native_batch_norm_spec", "native_batch_norm_backward_spec"]
 
@@ -240,3 +242,39 @@ native_batch_norm_backward_spec = defop(
     doc="The derivative of ``native_batch_norm``: (grad_input, grad_weight, grad_bias).",
     **{"grad_out, input, weight": _double_backward},
 )
+
+
+# -- vmap: batching rule (leafkit.func.vmap) -------------------------------------------------------------------------
+BATCH_NORM_VMAP_MESSAGE = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in place, "
+    "were not batched.\nIf you are using a module and do not need eval mode, please set `track_running_stats` to be "
+    "False.If you are using a prebuilt module and do not need eval mode, please see the functorch website for "
+    "resources on how to patch your module to work with vmap"
+)
+
+
+def _batch_norm_batched(spec, args, level):
+    """Batch norm of batched samples (each sample a batch of its own): in evaluation, every sample's rows in one
+    call (the statistics are shared); in training without running statistics, the samples' channels side by side
+    (``(N, B*C, ...)``), so each sample gets its own statistics.  Training with unbatched running statistics
+    raises PyTorch's error (they would be updated in place with every sample's statistics)."""
+    x, weight, bias, running_mean, running_var, training, momentum, eps = args
+    if any(t.__class__ is BatchedTensor and t._level == level for t in (weight, bias, running_mean, running_var)):
+        return fallback(spec, args, level)
+    if training and (running_mean is not None or running_var is not None):
+        raise RuntimeError(BATCH_NORM_VMAP_MESSAGE)
+    v = logical_front(x, level)
+    n = batch_size(level)
+    shape = tuple(x._data.shape)
+    if not training:
+        out, mean, invstd = apply(spec, (v.reshape(n * shape[0], *shape[1:]), *args[1:]))
+        return wrap(out.reshape(n, *shape), 0, level), mean, invstd
+    rows = v.transpose(0, 1).reshape(shape[0], n * shape[1], *shape[2:])
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    out, mean, invstd = apply(spec, (rows, w, b, None, None, True, momentum, eps))
+    out = out.reshape(shape[0], n, *shape[1:]).transpose(0, 1)
+    return wrap(out, 0, level), wrap(mean.reshape(n, shape[1]), 0, level), wrap(invstd.reshape(n, shape[1]), 0, level)
+
+
+native_batch_norm_spec.batch = _batch_norm_batched

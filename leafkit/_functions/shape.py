@@ -1187,7 +1187,16 @@ declare(_t_batched, "t")
 declare(_permute_batched, "permute")
 declare(_squeeze_batched, "squeeze")
 declare(dims("dim0", "dim1", expand=False), "transpose")
-declare(dims("dim", expand=False), "squeeze_dim", "select", "slice", "unbind", "split", "split_with_sizes")
+declare(
+    dims("dim", expand=False),
+    "squeeze_dim",
+    "squeeze_inplace_dim",
+    "select",
+    "slice",
+    "unbind",
+    "split",
+    "split_with_sizes",
+)
 declare(dims("dims", expand=False), "squeeze_dims", "flip")
 declare(dims("dim", expand=False, out_ndim=1), "unsqueeze")
 declare(dims("dim", out_ndim=1), "stack")

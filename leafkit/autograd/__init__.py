@@ -169,6 +169,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         has requires_grad=False" for an ``inputs`` entry that does not
         require grad.
     """
+    if _tensor.TRANSFORMS:
+        raise RuntimeError(
+            "backward() called inside a functorch transform. This is not supported, please use functorch.grad or "
+            "functorch.vjp instead or call backward() outside of functorch transforms."
+        )
     if grad_variables is not None:
         grad_tensors = grad_variables
     outputs = _as_tuple(tensors)
@@ -269,6 +274,10 @@ def grad(
         is a Tensor of dimensionality 0").
     """
     Tensor = _tensor.Tensor
+    if batched_grad is not None:  # inside vmap: batched outputs or inputs (see leafkit._functions._batched)
+        out = batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+        if out is not NotImplemented:
+            return out
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
@@ -306,6 +315,8 @@ def grad(
             )
     return tuple(result)
 
+
+batched_grad = None  # set while vmap runs (leafkit._functions._batched): autograd.grad of batched tensors
 
 _VMAP_0D = (
     "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a Tensor of "

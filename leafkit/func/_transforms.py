@@ -87,8 +87,6 @@ class _Level:
         self.outer_grad = is_grad_enabled()
         self.layer = _batched.push("grad")
         self.start = Node()._sequence_nr()
-        self.leaves = []  # the fresh leaves (kept alive, so that their ids stay theirs)
-        self.leaf_ids = set()
         self.aliases = set()
         self.originals = {}  # id(alias) -> the input it aliases (an output that is the input itself unwraps to it)
 
@@ -118,9 +116,9 @@ class _Level:
             if not wrapping:
                 inner.__class__ = _GradInput
         else:
-            inner = phys.detach().requires_grad_()
-            self.leaves.append(inner)
-            self.leaf_ids.add(id(inner))
+            inner = phys.detach()
+            inner._set_requires_grad(True)
+            inner._transform_start = self.start  # made by this level (see _inner_leaf)
         tensor = rewrap(inner, wrapping)
         if tensor.__class__ is BatchedTensor:
             tensor._lifted = True
@@ -132,7 +130,7 @@ class _Level:
         own history, an enclosing transform's inputs)."""
         fn = t.grad_fn
         if fn is None:
-            return t._requires_grad and id(t) not in self.leaf_ids
+            return t._requires_grad and not self._inner_leaf(t)
         stack, seen = [fn], set()
         while stack:
             node = stack.pop()
@@ -140,13 +138,18 @@ class _Level:
                 continue
             seen.add(node)
             if isinstance(node, AccumulateGrad):
-                if id(node.variable) not in self.leaf_ids:
+                if not self._inner_leaf(node.variable):
                     return True
                 continue
             if node._sequence_nr() < self.start:
                 return True
             stack.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
         return False
+
+    def _inner_leaf(self, v) -> bool:
+        """A leaf made by this level or one nested in it (an enclosing level's inputs are outer tensors)."""
+        start = getattr(v, "_transform_start", None)
+        return start is not None and start >= self.start
 
     def lower(self, t, bypass=False):
         """An output of the level as the outer level sees it: still connected when it depends on the outer
@@ -179,9 +182,10 @@ class _Level:
             stack.extend(n for n, _ in node.next_functions)
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=False, create_graph=True):
+def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=True):
     """``autograd.grad`` over the outputs that require grad; zeros for inputs nothing reaches (PyTorch's
-    ``_autograd_grad`` of torch.func)."""
+    ``_autograd_grad`` of torch.func).  A recorded pass keeps the graph: an enclosing level differentiates through
+    it again."""
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     keep = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
@@ -500,7 +504,7 @@ def _jvp(func, primals, tangents, argnums, strict, has_aux):
             _assert_non_empty_tensor_output(flat_out, JVP_STR)
             outs = [chain(o) for o in flat_out]
             tangents_out = _double_vjp(level, outs, inputs, flat_tangents, strict)
-            primals_out = [level.lower(o) for o in flat_out]
+            primals_out = [_unpacked(level.lower(o)) for o in flat_out]
             tangents_out = [level.lower(t) for t in tangents_out]
     finally:
         level.close()
@@ -512,7 +516,7 @@ def _double_vjp(level, outs, inputs, flat_tangents, strict):
     """``J @ t`` for every output: the vjp with a dummy cotangent ``u`` (recorded), then its vjp with respect to
     ``u`` with the tangents as cotangents.  An output that no input reaches has no tangent (zeros, or PyTorch's
     error with ``strict``)."""
-    us = {k: zeros_like(phys).requires_grad_() for k, (_, phys) in enumerate(outs) if phys.requires_grad}
+    us = {k: zeros_like(phys, requires_grad=True) for k, (_, phys) in enumerate(outs) if phys.requires_grad}
     found = {}
     if us:
         ks = list(us)
@@ -543,6 +547,12 @@ def _double_vjp(level, outs, inputs, flat_tangents, strict):
             r = zeros_like(phys)
         tangents_out.append(_rewrap_grad(r, wrapping))
     return tangents_out
+
+
+def _unpacked(t):
+    """A primal output of ``jvp`` as PyTorch's ``unpack_dual`` gives it: an alias (``AliasBackward0`` when it
+    requires grad)."""
+    return apply(SPECS["alias"], (t,)) if t.requires_grad else t
 
 
 # -- linearize ---------------------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from .. import _dtype
 from .._creation import _finish, zeros
 from .._functions import activation as _A
 from .._functions import loss as _L
-from .._functions._base import broadcast_check, broadcast_shapes
+from .._functions._base import as_array, broadcast_check, broadcast_shapes
 from .._functions._base import dim as _dim
 from .._functions._registry import apply
 from .._functions.distance import cosine_similarity as _cosine_similarity
@@ -461,7 +461,7 @@ def _dropout_noise(input: Tensor, p: float) -> Tensor:
     dt = input._data.dtype
     keep = _rng(None).random(size=tuple(input.shape)) < q
     noise = keep.astype(dt) / dt.type(q)
-    return _finish(np.asarray(noise), None, input.device, False)
+    return _finish(as_array(noise), None, input.device, False)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
