@@ -379,6 +379,39 @@ def _like(np_fn):
     return like
 
 
+def _along(np_fn):
+    """``np.flip``/``np.argsort`` of a batched array along logical ``axis`` (the same shape out)."""
+
+    def impl(a, axis=-1, **kwargs):
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        phys = tuple(a._phys(x % a.ndim) for x in axes)
+        return BatchedArray(np_fn(a.data, axis=phys if len(phys) > 1 else phys[0], **kwargs), a.bdim, a.level)
+
+    return impl
+
+
+def _arg_extremum(np_fn):
+    """``np.argmax``/``np.argmin`` of every sample (flattened when ``axis`` is None)."""
+
+    def impl(a, axis=None, **kwargs):
+        if axis is None:
+            if isinstance(a.data, BatchedArray):
+                raise RuntimeError("vmap: leafkit has no batching rule for a flattened argmax inside nested vmap")
+            d = np.moveaxis(a.data, a.bdim, 0)
+            return BatchedArray(np_fn(d.reshape(d.shape[0], -1), axis=1), 0, a.level)
+        p = a._phys(axis % a.ndim)
+        return BatchedArray(np_fn(a.data, axis=p), a.bdim - 1 if p < a.bdim else a.bdim, a.level)
+
+    return impl
+
+
+def _dynamic_shape(*args, **kwargs):
+    raise RuntimeError(
+        "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+        "aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature."
+    )
+
+
 _ARRAY_FUNCTIONS = {
     np.moveaxis: _moveaxis,
     np.transpose: _transpose,
@@ -386,6 +419,11 @@ _ARRAY_FUNCTIONS = {
     np.zeros_like: _like(np.zeros_like),
     np.ones_like: _like(np.ones_like),
     np.empty_like: _like(np.empty_like),
+    np.flip: _along(np.flip),
+    np.argsort: _along(np.argsort),
+    np.argmax: _arg_extremum(np.argmax),
+    np.argmin: _arg_extremum(np.argmin),
+    np.nonzero: _dynamic_shape,
     np.may_share_memory: lambda a, b, max_work=None: False,
     np.shares_memory: lambda a, b, max_work=None: False,
 }
@@ -509,7 +547,7 @@ class BatchedTensor(Tensor):
 
     @property
     def data(self):
-        return wrap(self._value.data, self._bdim, self._level)
+        raise RuntimeError("accessing `data` under vmap transform is not allowed")
 
     def __reduce_ex__(self, protocol):
         raise RuntimeError(STORAGE_MESSAGE)
@@ -724,6 +762,10 @@ def inplace(t, spec, args, run):
         raise RuntimeError(INPLACE_MESSAGE)
     v = tv if tb == 0 else movedim(tv, tb, 0)
     rank = t._data.ndim
+    own = getattr(spec, "batch_inplace", None)
+    if own is not None:  # the op's own in-place rule (index_put_)
+        own(v, spec, args, level, run)
+        return t
     rule = spec.batch
     if spec.name in ("fill_", "fill_tensor_") and args[1].__class__ is BatchedTensor:  # a batched value: copied
         value = args[1]

@@ -1566,6 +1566,12 @@ def where(condition, input=None, other=None):
     """
     if input is None and other is None:
         check_tensor("where", "condition", condition)
+        if condition.__class__ is BatchedTensor:
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+                "aten::where. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+                "feature."
+            )
         idx = array_module(condition._data).nonzero(condition._data)
         return tuple(Tensor._make(as_array(i).astype(np.int64), condition._device) for i in idx)
     check_tensor("where", "condition", condition)

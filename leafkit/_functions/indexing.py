@@ -752,6 +752,21 @@ def _index_batched(spec, args, level):
     return wrap(out, len(index_shape), level)
 
 
+def _index_put_values(self, values, key, level):
+    """``values`` aligned with the physical result of indexing ``self``'s samples with ``(slice(None), *key)``."""
+    _, index_shape = _expanded(self._data, key)
+    target = _result_shape(self._data.shape, key, index_shape)
+    adjacent = _adjacent(key)
+    pv = logical_front(values, level)
+    if pv is not None:
+        pv = pad(pv, len(target) - values._data.ndim)
+        return pv if adjacent else pv.movedim(0, len(index_shape))
+    if not adjacent and hasattr(values, "_data"):
+        shape = values._data.shape
+        return values.reshape((1,) * (len(target) - len(shape)) + tuple(shape)).unsqueeze(len(index_shape))
+    return values
+
+
 def _index_put_batched(spec, args, level):
     """``index_put`` with index arrays that are the same for every sample: the samples of ``self`` (expanded if it
     is not batched) and of ``values`` (aligned with the indexing result) in one op; masks go sample by sample."""
@@ -759,25 +774,23 @@ def _index_put_batched(spec, args, level):
     accumulate = args[3] if len(args) > 3 else False
     if any(not isinstance(k, slice) and k.dtype.kind == "b" for k in key):
         return per_sample(spec, args, level)
-    n = batch_size(level)
     v = logical_front(self, level)
     if v is None:
-        v = expand_batch(self, n)
-    _, index_shape = _expanded(self._data, key)
-    target = _result_shape(self._data.shape, key, index_shape)
-    adjacent = _adjacent(key)
-    pv = logical_front(values, level)
-    if pv is not None:
-        pv = pad(pv, len(target) - values._data.ndim)
-        if not adjacent:
-            pv = pv.movedim(0, len(index_shape))
-    elif not adjacent and hasattr(values, "_data"):
-        shape = values._data.shape
-        pv = values.reshape((1,) * (len(target) - len(shape)) + tuple(shape)).unsqueeze(len(index_shape))
-    else:
-        pv = values
-    out = apply(spec, (v, pv, (slice(None), *key), accumulate))
-    return wrap(out, 0, level)
+        v = expand_batch(self, batch_size(level))
+    pv = _index_put_values(self, values, key, level)
+    return wrap(apply(spec, (v, pv, (slice(None), *key), accumulate)), 0, level)
+
+
+def _index_put_inplace_batched(v, spec, args, level, run):
+    """``t[key] = values`` (``index_put_``) into batched samples: one in-place op on their physical tensor (``v``,
+    the batch first); masks go sample by sample."""
+    self, values, key = args[:3]
+    accumulate = args[3] if len(args) > 3 else False
+    if any(not isinstance(k, slice) and k.dtype.kind == "b" for k in key):
+        for b in range(batch_size(level)):
+            run(v.select(0, b), spec, (v.select(0, b), _sample(values, level, b), key, accumulate))
+        return
+    run(v, spec, (v, _index_put_values(self, values, key, level), (slice(None), *key), accumulate))
 
 
 def _sentinel(j):
@@ -864,5 +877,6 @@ def _setitem_batched_key(self, key, value):
 
 declare(_index_batched, "index")
 declare(_index_put_batched, "index_put", "index_put_impl")
+index_put_spec.batch_inplace = _index_put_inplace_batched
 declare(dims("dim", unbatched=("index",)), "index_select", "index_add", "index_fill")
 declare(dims("dim", unbatched=("index", "value")), "index_fill_tensor")
