@@ -76,6 +76,7 @@ REQUIRES_GRAD_IN_TRANSFORM_MESSAGE = (
     "transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function being "
     "transformed instead."
 )
+repr_hook = None  # set by leafkit.func: how a tensor prints inside grad levels (GradTrackingTensor(lvl=1, ...))
 # array types that are not arrays but stand for tensors of another kind: {type: wrap(arr, device, grad_fn)}
 # (leafkit._functions._batched registers its batched arrays, so that an op computing on them makes a batched tensor)
 ARRAY_WRAPPERS: dict = {}
@@ -737,6 +738,14 @@ class Tensor:
 
     # -- printing ------------------------------------------------------------------------
     def __repr__(self) -> str:
+        if TRANSFORMS and repr_hook is not None:  # inside a function transform: PyTorch's wrappers show
+            shown = repr_hook(self)
+            if shown is not None:
+                return shown
+        return self._plain_repr()
+
+    def _plain_repr(self) -> str:
+        """``tensor([...], grad_fn=<...>)``, as PyTorch prints a tensor."""
         from ._tensor_str import format_tensor
 
         self._fresh()

@@ -623,6 +623,29 @@ def transforms_rules(torch, log):
     log.value("vmap staticmethod", fn.vmap(OwnRule.apply)(X))
 
 
+def printing(torch, log):
+    """How tensors print inside grad levels and vmap: PyTorch's GradTrackingTensor and BatchedTensor wrappers."""
+    fn = _func(torch)
+    X = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    shown = []
+
+    def f(t):
+        y = t * 2
+        shown.extend([repr(t), repr(y), repr(t * w), repr(w * 2)])
+        return y.sum()
+
+    fn.vmap(fn.grad(f))(X)
+    fn.grad(f)(X[0])
+    fn.grad(f)(x)
+    fn.vmap(fn.grad(f))(X.clone().requires_grad_())
+    fn.grad(lambda a: fn.vmap(lambda t: (shown.append(repr(t)), t.sum())[1])(a).sum())(X)
+    fn.grad(fn.grad(lambda t: (shown.append(repr(t)), (t**3).sum())[1]))(torch.tensor(2.0))
+    for k, text in enumerate(shown):
+        log.text(f"repr {k}", text)
+
+
 CASES = {
     name: fn
     for name, fn in list(globals().items())
@@ -641,5 +664,6 @@ CASES = {
         "modules",
         "autograd_functional",
         "transforms_rules",
+        "printing",
     )
 }

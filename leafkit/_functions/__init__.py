@@ -49,12 +49,13 @@ array_ns.index_put_flat = lambda x, idx, v, acc: _index_put_flat(array_ns, x, id
 
 
 def _filled(like, size, fill):
-    """A tensor of ``size`` filled with ``fill``, ``like``'s dtype and device; batched as ``like`` is inside vmap (a
-    batched gradient's zeros are batched, as PyTorch's ``new_zeros`` of a batched tensor)."""
+    """A tensor of ``size`` filled with ``fill`` (0 or 1), ``like``'s dtype and device; batched as ``like`` is inside
+    vmap (a batched gradient's zeros are batched, as PyTorch's ``new_zeros`` of a batched tensor)."""
 
     def make(s):
         xp = array_module(like._device)
-        return Tensor._make(xp.full(s, fill, dtype=like._data.dtype), like._device)
+        arr = xp.zeros(s, dtype=like._data.dtype) if fill == 0 else xp.ones(s, dtype=like._data.dtype)
+        return Tensor._make(arr, like._device)
 
     if like.__class__ is _batched.BatchedTensor:
         return _batched.batched_as(like, make, size)

@@ -90,14 +90,13 @@ class Layer:
     """One active function transform: ``kind`` is ``"vmap"`` (with its batch ``size`` and ``randomness``) or
     ``"grad"``; ``level`` is its depth in the stack (1 for the outermost), as PyTorch numbers its levels."""
 
-    __slots__ = ("level", "kind", "size", "randomness", "start")
+    __slots__ = ("level", "kind", "size", "randomness")
 
     def __init__(self, level, kind, size=None, randomness=None):
         self.level = level
         self.kind = kind
         self.size = size
         self.randomness = randomness
-        self.start = None  # a grad level: the sequence number of its first node
 
     def __repr__(self) -> str:
         return f"<{self.kind} level {self.level}>"
@@ -505,8 +504,11 @@ class BatchedTensor(Tensor):
         return None
 
     def __repr__(self) -> str:
-        inner = repr(self._value).replace("\n", "\n    ")
-        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {inner}\n)"
+        if _tensor_mod.repr_hook is not None:
+            shown = _tensor_mod.repr_hook(self)
+            if shown is not None:
+                return shown
+        return wrapped_repr(self._value, [("BatchedTensor", self._level, self._bdim)])
 
     __str__ = __repr__
 
@@ -554,6 +556,17 @@ class BatchedTensor(Tensor):
 
     def __deepcopy__(self, memo):
         raise RuntimeError(STORAGE_MESSAGE)
+
+
+def wrapped_repr(value, wrappers):
+    """``value`` printed inside PyTorch's wrappers, outermost first: ``BatchedTensor(lvl=2, bdim=0, value=...)``,
+    ``GradTrackingTensor(lvl=1, value=...)``."""
+    text = value if isinstance(value, str) else repr(value)
+    for kind, level, bdim in reversed(wrappers):
+        inner = text.replace("\n", "\n    ")
+        head = f"{kind}(lvl={level}, bdim={bdim}, value=" if kind == "BatchedTensor" else f"{kind}(lvl={level}, value="
+        text = f"{head}\n    {inner}\n)"
+    return text
 
 
 # PyTorch's batched tensors are torch.Tensor objects: the class reads the same in messages and reprs

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
+from .. import _tensor
 from .._creation import ones_like, zeros_like
 from .._functions import SPECS, _batched, apply, cat, split
 from .._functions._batched import BatchedTensor, chain, rewrap, unwrap_level, wrap_level
@@ -79,6 +80,9 @@ class _Input:
         self.wrapping = wrapping
 
 
+LEVELS: list = []  # the active grad levels, innermost last
+
+
 class _Level:
     """One grad level: its layer on the transform stack, the first sequence number of the nodes made under it,
     its fresh leaves and the alias nodes that connect its inputs to the outer graph."""
@@ -87,10 +91,13 @@ class _Level:
         self.outer_grad = is_grad_enabled()
         self.layer = _batched.push("grad")
         self.start = Node()._sequence_nr()
+        LEVELS.append(self)
         self.aliases = set()
         self.originals = {}  # id(alias) -> the input it aliases (an output that is the input itself unwraps to it)
+        self.alias_of = {}  # id(alias) -> the physical tensor it aliases
 
     def close(self) -> None:
+        LEVELS.remove(self)
         _batched.pop(self.layer)
 
     # -- inputs --------------------------------------------------------------------------------------------------------
@@ -111,6 +118,7 @@ class _Level:
         if phys.requires_grad:
             inner = apply(SPECS["alias"], (phys,))
             self.aliases.add(inner._grad_fn)
+            self.alias_of[id(inner)] = phys
             if not wrapping and phys is x:
                 self.originals[id(inner)] = x
             if not wrapping:
@@ -145,6 +153,16 @@ class _Level:
                 return True
             stack.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
         return False
+
+    def tracks(self, t) -> bool:
+        """Whether the physical tensor ``t`` was made inside this level (one of its inputs, or the result of an op
+        recorded since it began): PyTorch shows it as a ``GradTrackingTensor`` of this level.  (A tensor made inside
+        without any history, ``torch.ones(2)``, cannot be told from an outer one and prints plainly.)"""
+        start = getattr(t, "_transform_start", None)
+        if start is not None and start >= self.start:
+            return True
+        fn = t._grad_fn
+        return fn is not None and (fn in self.aliases or fn._sequence_nr() >= self.start)
 
     def _inner_leaf(self, v) -> bool:
         """A leaf made by this level or one nested in it (an enclosing level's inputs are outer tensors)."""
@@ -209,6 +227,42 @@ def _rewrap_grad(g, wrapping):
     for level, bdim in reversed(wrapping):
         g = wrap_level(g, level, bdim)
     return g
+
+
+def _repr_inside(t):
+    """How ``t`` prints inside grad levels, as PyTorch prints its wrappers: ``GradTrackingTensor(lvl=1, value=...)``
+    around the value at the outer level (nested with ``BatchedTensor`` by level); None for a tensor no grad level
+    tracks."""
+    if not LEVELS:
+        return None
+    wrapping, phys = chain(t)
+    grads = [(level.layer.level, level) for level in LEVELS if level.tracks(phys)]
+    if not grads:
+        return None
+    wrappers = sorted(
+        [("BatchedTensor", lvl, b) for lvl, b in wrapping] + [("GradTrackingTensor", lvl, None) for lvl, _ in grads],
+        key=lambda w: -w[1],
+    )
+    return _batched.wrapped_repr(_outer_value(phys), wrappers)
+
+
+def _outer_value(phys):
+    """How the tensor a grad level wraps prints at the outermost level: an alias as what it aliases, a level's
+    fresh leaf without autograd state, anything else with its history when that reaches beyond every level."""
+    while True:
+        source = next((lv.alias_of[id(phys)] for lv in LEVELS if id(phys) in lv.alias_of), None)
+        if source is None:
+            break
+        phys = source
+    outermost = LEVELS[0]
+    if getattr(phys, "_transform_start", None) is None and (
+        phys._grad_fn is None or (outermost.outer_grad and outermost.reaches_outer(phys))
+    ):
+        return phys._plain_repr()
+    return Tensor._make(phys._data, phys._device)._plain_repr()
+
+
+_tensor.repr_hook = _repr_inside
 
 
 # -- argnums -----------------------------------------------------------------------------------------------------------
