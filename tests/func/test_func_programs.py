@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from op_db import BY_NAME, PROGRAM_ROWS
@@ -59,6 +60,7 @@ def _close(a, b, rtol=2e-4, atol=2e-5):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(arrays, min_size=2, max_size=4),
@@ -84,6 +86,7 @@ def test_vmap_equals_the_loop(samples, constants, steps, batch_last):
     _close(got, want)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(arrays, st.lists(arrays, min_size=0, max_size=2), st.lists(step, min_size=1, max_size=5))
 def test_jacrev_equals_jacfwd_equals_jacobian(x, constants, steps):
@@ -101,6 +104,7 @@ def test_jacrev_equals_jacfwd_equals_jacobian(x, constants, steps):
         _close(rev, other, rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(st.lists(arrays, min_size=2, max_size=3), st.lists(arrays, min_size=0, max_size=2), st.lists(step, max_size=5))
 def test_vmap_grad_equals_each_samples_grad(samples, constants, steps):
