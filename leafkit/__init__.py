@@ -7,7 +7,7 @@ names, gradients, errors and warnings.
 
 from __future__ import annotations
 
-from . import _malloc
+from . import _as_torch, _malloc
 from math import e, inf, nan, pi  # noqa: F401 - PyTorch's constants (Python floats, as in torch)
 
 from ._device import device, get_default_device, set_default_device
@@ -89,6 +89,7 @@ from ._lang import get_language, set_language  # noqa: F401 - the teaching UI's 
 # PyTorch's constants (Python floats, as in torch; newaxis is None, as in NumPy)
 newaxis = None
 
+_as_torch.install()  # after `import leafkit as torch`, `from torch.func import grad` imports leafkit.func
 _malloc.tune()  # reuse large freed buffers (see leafkit/_malloc.py; LEAFKIT_MALLOC_TUNING=0 turns it off)
 
 __version__ = "0.1.0"
@@ -179,8 +180,10 @@ def __getattr__(name):
     # subpackages that import heavier dependencies load on first use
     import importlib
 
-    if name in ("nn", "optim", "viz", "widgets", "examples", "utils"):
+    if name in ("nn", "optim", "viz", "widgets", "examples", "utils", "func"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        return importlib.import_module(".func", __name__).vmap
     if name in ("make_dot", "draw", "explain"):
         return getattr(importlib.import_module(".viz", __name__), name)
     raise AttributeError(f"module 'leafkit' has no attribute '{name}'")

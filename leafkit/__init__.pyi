@@ -8,6 +8,7 @@ finds it; a stub hides its module from type checkers, so this one lists everythi
 import builtins
 from typing import Any
 
+from . import _as_torch as _as_torch
 from . import _creation as _creation
 from . import _device as _device
 from . import _dtype as _dtype
@@ -23,6 +24,7 @@ from . import accelerator as accelerator
 from . import autograd as autograd
 from . import cuda as cuda
 from . import examples as examples
+from . import func as func
 from . import nn as nn
 from . import optim as optim
 from . import return_types as return_types

@@ -251,19 +251,30 @@ def _like(t, dtype, device):
     return (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
+batched_like = None  # set by vmap's machinery (leafkit._functions._batched): see _shaped_like
+
+
+def _shaped_like(t, make):
+    """``make(t.shape)``; inside vmap, for a batched ``t``, a batched tensor of that shape, as PyTorch's ``*_like``
+    functions give (so a batched value can be written into it)."""
+    if batched_like is not None and t.__class__ is not Tensor and getattr(t, "_level", None):
+        return batched_like(t, make, t.shape)
+    return make(t.shape)
+
+
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False):
     dt, dev = _like(t, dtype, device)
-    return zeros(t.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _shaped_like(t, lambda shape: zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad))
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False):
     dt, dev = _like(t, dtype, device)
-    return ones(t.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _shaped_like(t, lambda shape: ones(shape, dtype=dt, device=dev, requires_grad=requires_grad))
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
     dt, dev = _like(t, dtype, device)
-    return full(t.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _shaped_like(t, lambda shape: full(shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad))
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False):

@@ -56,7 +56,12 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+batched_rng = None  # set by vmap (leafkit._functions._batched): its randomness rules for the generator
+
+
 def _rng(generator):
+    if batched_rng is not None:
+        return batched_rng((generator or default_generator)._rng)
     return (generator or default_generator)._rng
 
 

@@ -69,6 +69,23 @@ NO_GRAD_VIEW_BASE_CHANGED = (
 )
 
 _UNCONNECTED = ("no_grad", "inference")
+# the active function transforms (leafkit.func: vmap and grad levels, innermost last); leafkit.func keeps it
+TRANSFORMS: list = []
+REQUIRES_GRAD_IN_TRANSFORM_MESSAGE = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* APIs) inside of "
+    "a function being transformed by a functorch transform. This is unsupported, please attempt to use the functorch "
+    "transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function being "
+    "transformed instead."
+)
+BACKWARD_IN_TRANSFORM_MESSAGE = (
+    "backward() called inside a functorch transform. This is not supported, please use functorch.grad or "
+    "functorch.vjp instead or call backward() outside of functorch transforms."
+)
+repr_hook = None  # set by leafkit.func: how a tensor prints inside grad levels (GradTrackingTensor(lvl=1, ...))
+# array types that are not arrays but stand for tensors of another kind: {type: wrap(arr, device, grad_fn)}
+# (leafkit._functions._batched registers its batched arrays, so that an op computing on them makes a batched tensor)
+ARRAY_WRAPPERS: dict = {}
+batched_grad = None  # set while vmap runs (leafkit._functions._batched): what autograd.grad does with batched tensors
 _warned_scalar = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
 _warned_storage = [False]  # likewise for TypedStorage (torch.storage warns once)
 
@@ -218,8 +235,11 @@ class Tensor:
     @staticmethod
     def _make(arr, device, grad_fn=None, output_nr=0, counter=None):
         """A tensor around ``arr`` on ``device`` (None: cpu); ``grad_fn`` and a shared version ``counter`` if given."""
-        if arr.__class__ is not _ndarray and isinstance(arr, np.generic):
-            arr = np.asarray(arr)
+        if arr.__class__ is not _ndarray:
+            if isinstance(arr, np.generic):
+                arr = np.asarray(arr)
+            elif arr.__class__ in ARRAY_WRAPPERS:  # a batched array (vmap): a batched tensor
+                return ARRAY_WRAPPERS[arr.__class__](arr, device, grad_fn)
         t = object.__new__(Tensor)
         t._data = arr
         t._device = device or _CPU
@@ -506,8 +526,11 @@ class Tensor:
         On a non-leaf, ``requires_grad_(True)`` changes nothing and returns
         ``self`` (it already requires grad); ``requires_grad_(False)`` raises
         PyTorch's "you can only change requires_grad flags of leaf
-        variables" RuntimeError.
+        variables" RuntimeError.  Inside a function transform (``leafkit.func``) it raises PyTorch's
+        "You are attempting to call Tensor.requires_grad_() ... inside of a function being transformed".
         """
+        if TRANSFORMS:
+            raise RuntimeError(REQUIRES_GRAD_IN_TRANSFORM_MESSAGE)
         self._fresh()
         if self._grad_fn is not None:
             if not requires_grad:
@@ -674,6 +697,8 @@ class Tensor:
         For a non-scalar tensor, ``gradient`` (same shape) is required: the
         result is the vector-Jacobian product ``gradient^T @ J``.
         """
+        if TRANSFORMS:
+            raise RuntimeError(BACKWARD_IN_TRANSFORM_MESSAGE)
         gradients = None if gradient is None else (gradient,)
         _autograd.engine.backward((self,), gradients, retain_graph, create_graph, inputs)
 
@@ -765,6 +790,14 @@ class Tensor:
 
     # -- printing ------------------------------------------------------------------------
     def __repr__(self) -> str:
+        if TRANSFORMS and repr_hook is not None:  # inside a function transform: PyTorch's wrappers show
+            shown = repr_hook(self)
+            if shown is not None:
+                return shown
+        return self._plain_repr()
+
+    def _plain_repr(self) -> str:
+        """``tensor([...], grad_fn=<...>)``, as PyTorch prints a tensor."""
         self._fresh()
         suffixes = []
         if self._grad_fn is not None:

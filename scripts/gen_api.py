@@ -60,6 +60,7 @@ SUBMODULES = (
     "accelerator",
     "utils.data",
     "utils.checkpoint",
+    "func",
 )
 
 

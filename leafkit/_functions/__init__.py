@@ -22,6 +22,7 @@ from ..autograd import graph as _graph
 from .._device import array_module
 from .._tensor import Tensor
 from . import _namespace  # noqa: F401 - first: the namespaces the op modules add their ops to
+from . import _batched  # noqa: E402
 from ._namespace import array_ns, tensor_ns
 from . import _fast  # the speed-ups (LEAFKIT_FAST=0: the reference path): in place before the op families import
 
@@ -61,16 +62,28 @@ array_ns.index_flat = lambda x, idx: _index_flat(array_ns, x, idx)
 array_ns.index_put_flat = lambda x, idx, v, acc: _index_put_flat(array_ns, x, idx, v, acc)
 
 
+def _filled(like, size, fill):
+    """A tensor of ``size`` filled with ``fill`` (0 or 1), ``like``'s dtype and device; batched as ``like`` is inside
+    vmap (a batched gradient's zeros are batched, as PyTorch's ``new_zeros`` of a batched tensor)."""
+
+    def make(s):
+        xp = array_module(like._device)
+        arr = xp.zeros(s, dtype=like._data.dtype) if fill == 0 else xp.ones(s, dtype=like._data.dtype)
+        return Tensor._make(arr, like._device)
+
+    if like.__class__ is _batched.BatchedTensor:
+        return _batched.batched_as(like, make, size)
+    return make(size)
+
+
 def _zeros_like_t(g):
-    return Tensor._make(array_module(g._data).zeros_like(g._data), g._device)
+    return _filled(g, g._data.shape, 0)
 
 
 tensor_ns.reshape = staticmethod(lambda g, size: g.reshape(size))
 tensor_ns.zeros_like = staticmethod(_zeros_like_t)
-tensor_ns.ones_like = staticmethod(lambda g: Tensor._make(array_module(g._data).ones_like(g._data), g._device))
-tensor_ns.new_zeros = staticmethod(
-    lambda size, like: Tensor._make(array_module(like._data).zeros(size, dtype=like._data.dtype), like._device)
-)
+tensor_ns.ones_like = staticmethod(lambda g: _filled(g, g._data.shape, 1))
+tensor_ns.new_zeros = staticmethod(lambda size, like: _filled(like, tuple(size), 0))
 tensor_ns.isnan = staticmethod(lambda g: compare.isnan(g))
 tensor_ns.isnan_item = staticmethod(lambda g: bool(array_module(g._data).isnan(g._data)))
 tensor_ns.index_flat = lambda x, idx: _index_flat(tensor_ns, x, idx)

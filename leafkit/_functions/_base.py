@@ -348,9 +348,18 @@ def as_operand(x):
 
 
 # -- running an op ----------------------------------------------------------------------------------------------------
+VMAP_LEVELS: list = []  # torch.func.vmap's active levels, innermost last; empty outside vmap
+batched = None  # ._batched.dispatch(spec, args): the op's batching rule run on batched inputs, else NotImplemented
+
+
 def apply(spec, args):
     """Run the registered op ``spec`` on ``args`` (its inputs, then its attributes): the forward on arrays, then its
-    node (:func:`record`) if grad mode is on and an input requires grad.  Errors are PyTorch's (devices, dtypes)."""
+    node (:func:`record`) if grad mode is on and an input requires grad.  Errors are PyTorch's (devices, dtypes).
+    Inside ``torch.func.vmap``, batched inputs go to the op's batching rule (:mod:`._batched`) first."""
+    if VMAP_LEVELS:
+        out = batched(spec, args)
+        if out is not NotImplemented:
+            return out
     arrays, device, requires_grad = _arrays(spec, args)
     if requires_grad and _state.enabled and any(isinstance(a, Tensor) and a._inference for a in args):
         _check_saved_inputs(spec, args)  # PyTorch refuses to save an inference tensor before the forward runs

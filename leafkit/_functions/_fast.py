@@ -120,6 +120,10 @@ def apply(spec, args):
 def _apply(spec, args):
     """:func:`._base.apply` for ops with a fixed number of inputs that are plain tensors on one device (or not
     tensors): the arrays unwrapped in one loop; anything else as the reference does it."""
+    if _base.VMAP_LEVELS:  # inside torch.func.vmap: batched inputs go to the op's batching rule
+        out = _base.batched(spec, args)
+        if out is not NotImplemented:
+            return out
     if spec.variadic:
         return _apply_general(spec, args)
     fargs = list(args)

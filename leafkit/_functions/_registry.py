@@ -41,7 +41,7 @@ import itertools
 
 from .._tensor import Tensor
 from . import _namespace
-from ._base import OpNode, _arrays, apply  # noqa: F401  (how an op runs; the op families import apply from here)
+from ._base import VMAP_LEVELS, OpNode, _arrays, apply  # noqa: F401  (how an op runs; the op families import them from here)
 
 __all__ = ["defop", "apply", "OpSpec", "OpNode", "SPECS", "public", "PUBLIC"]
 
@@ -186,6 +186,7 @@ def defop(
     nondiff_outputs=(),
     device_from=None,
     doc=None,
+    batch=None,
     **formulas,
 ):
     """Register one differentiable operation (see the module docstring).
@@ -217,6 +218,9 @@ def defop(
         Outputs that never get a ``grad_fn`` (indices).
     device_from : str, optional
         The attribute that names the output's device (a copy to another device).
+    batch : callable, optional
+        The op's batching rule for ``vmap``: ``batch(spec, args, level)`` runs the op on batched inputs
+        (see :mod:`._batched`); without one, ``vmap`` runs the op once per sample.
     **formulas
         One derivative formula per differentiable input, by input name.
 
@@ -240,6 +244,7 @@ def defop(
         doc,
     )
     spec.device_from = spec.params.index(device_from) if device_from else None
+    spec.batch = batch
     # the fast path of apply(): one or two leading inputs, one output, no view, no device change
     spec.simple = (
         not spec.variadic and spec.n_in in (1, 2) and not spec.view and not spec.multi and spec.device_from is None

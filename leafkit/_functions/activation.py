@@ -36,6 +36,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
 from ._base import array_module, as_array, check_tensor, to_float
+from ._batch_rules import declare, pointwise
 from ._registry import apply, defop, public
 from .inplace import inplace
 
@@ -905,3 +906,25 @@ def prelu(input, weight):
     else:
         w = weight.view((1, n) + (1,) * (input.dim() - 2))
     return apply(prelu_kernel_spec, (input, w))
+
+
+# -- vmap: batching rules (leafkit.func.vmap) --------------------------------------------------------------------------
+declare(
+    pointwise,
+    "gelu",
+    "gelu_backward",
+    "silu",
+    "elu",
+    "elu_",
+    "elu_backward",
+    "leaky_relu",
+    "leaky_relu_",
+    "leaky_relu_backward",
+    "softplus",
+    "softplus_backward",
+    "hardtanh",
+    "hardtanh_backward",
+    "log_sigmoid_forward",
+    "log_sigmoid_backward",
+    "logit",
+)

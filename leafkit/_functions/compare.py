@@ -150,12 +150,12 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 
 @public("any")
 def any(input):  # noqa: A001 - PyTorch's name
-    return Tensor._make(as_array(np.asarray(input._data.any())), input._device)
+    return Tensor._make(as_array(input._data.any()), input._device)
 
 
 @public("all")
 def all(input):  # noqa: A001 - PyTorch's name
-    return Tensor._make(as_array(np.asarray(input._data.all())), input._device)
+    return Tensor._make(as_array(input._data.all()), input._device)
 
 
 # -- bit shifts: >> and << on integer tensors (task M1) ---------------------------------------------------------------

@@ -8,6 +8,8 @@ import warnings
 from .. import _creation, _device, _dtype
 from .._tensor import Tensor
 from ._base import check_tensor
+from ._batch_rules import declare, pointwise
+from ._batched import BatchedTensor, batched_as
 from ._registry import apply, defop, public
 
 clone_spec = defop("clone", lambda self: self.copy(), self=lambda F, grad: grad)
@@ -151,6 +153,8 @@ def _new_options(self, dtype, device):
 def _new_factory(name, make, what):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
         dt, dev = _new_options(self, dtype, device)
+        if self.__class__ is BatchedTensor:  # inside vmap: batched, as PyTorch's new_* of a batched tensor
+            return batched_as(self, lambda shape: make(shape, dtype=dt, device=dev, requires_grad=requires_grad), size)
         return make(*size, dtype=dt, device=dev, requires_grad=requires_grad)
 
     method.__name__ = method.__qualname__ = name
@@ -176,6 +180,12 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     dt, dev = _new_options(self, dtype, device)
+    if self.__class__ is BatchedTensor:
+        return batched_as(
+            self,
+            lambda shape: _creation.full(shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad),
+            size,
+        )
     return _creation.full(tuple(size), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
@@ -195,3 +205,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     dt, dev = _new_options(self, dtype, device)
     arr, _ = _creation._infer(data, dt)
     return _creation._finish(arr, dt, dev, requires_grad)
+
+
+# -- vmap: batching rules (leafkit.func.vmap) --------------------------------------------------------------------------
+declare(pointwise, "clone", "to_copy")

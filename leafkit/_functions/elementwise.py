@@ -37,6 +37,8 @@ from ._base import (
     to_float,
     type_name,
 )
+from ._batch_rules import declare, logical_front, pointwise
+from ._batched import BatchedTensor, per_sample
 from ._registry import SPECS, apply, defop, public
 from .inplace import inplace
 
@@ -44,7 +46,7 @@ from .inplace import inplace
 # -- building blocks for the public surface -------------------------------------------------------------------
 def unary(name, forward, *, node=None, method=True, function=True, in_place=True, doc=None, **formulas):
     """An op of one tensor: the entry, ``Tensor.<name>()``, ``torch.<name>(input)`` and ``Tensor.<name>_()``."""
-    spec = defop(name, forward, node=node, doc=doc, **formulas)
+    spec = defop(name, forward, node=node, doc=doc, batch=pointwise, **formulas)
 
     def op(self):
         return apply(spec, (self,))
@@ -1577,6 +1579,12 @@ def where(condition, input=None, other=None):
     """
     if input is None and other is None:
         check_tensor("where", "condition", condition)
+        if condition.__class__ is BatchedTensor:
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+                "aten::where. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+                "feature."
+            )
         idx = array_module(condition._data).nonzero(condition._data)
         return tuple(Tensor._make(as_array(i).astype(np.int64), condition._device) for i in idx)
     check_tensor("where", "condition", condition)
@@ -2106,3 +2114,43 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     """In-place :meth:`nan_to_num`."""
     return inplace(self, nan_to_num_spec, (self, float(nan), posinf, neginf))
+
+
+# -- vmap: the batching rules of the entries above (leafkit.func.vmap; ``unary`` ops have theirs) ----------------------
+MASKED_SELECT_VMAP_MESSAGE = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this because for each "
+    "batch this would return a differently shaped Tensor. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues if you need this feature."
+)
+
+
+def _masked_fill_tensor_batched(spec, args, level):
+    """A batched 0-d value cannot fill as a 0-d tensor: ``where(mask, value, self)``, the value in self's dtype."""
+    self, mask, value = args
+    if logical_front(value, level) is None:
+        return pointwise(spec, args, level)
+    if value._data.dtype != self._data.dtype:
+        value = value.to(self.dtype)
+    return pointwise(where_spec, (mask, value, self), level)
+
+
+def _masked_select_batched(spec, args, level):
+    """One mask for every sample gives every sample as many elements; a batched mask would not (PyTorch's
+    error)."""
+    mask = args[1]
+    if mask.__class__ is BatchedTensor and mask._level == level:
+        raise RuntimeError(MASKED_SELECT_VMAP_MESSAGE)
+    return per_sample(spec, args, level)
+
+
+declare(
+    pointwise,
+    *("mul_scalar", "div_scalar", "add_scalar", "sub_scalar", "round_decimals", "asinh_", "acosh_", "atanh_"),
+    *("fmod", "fmod_tensor", "atan2", "hypot", "lerp", "lerp_tensor", "addcmul", "addcdiv", "rsub_tensor"),
+    *("threshold_backward", "tanh_backward", "sigmoid_backward", "clamp", "clamp_tensor", "clamp_min", "clamp_max"),
+    *("clamp_min_tensor", "clamp_max_tensor", "add", "sub", "rsub", "mul", "div", "div_mode", "remainder"),
+    *("remainder_scalar", "floor_divide", "floor_divide_scalar", "rfloor_divide", "rremainder", "pow", "pow_tensor"),
+    *("pow_scalar_base", "where", "maximum", "minimum", "masked_fill"),
+)
+declare(_masked_fill_tensor_batched, "masked_fill_tensor")
+declare(_masked_select_batched, "masked_select")

@@ -33,9 +33,12 @@ import numpy as np
 from .. import _device, _dtype
 from .._creation import check_nested
 from .._tensor import Tensor
+from . import _batched
 from ._base import array_module, as_array, check_tensor, is_number, num, type_name
 from ._base import dim as _dim
-from ._registry import apply, defop, public
+from ._batch_rules import declare, dims, logical_front
+from ._batched import BatchedTensor, batch_size, expand_batch, pad, per_sample, wrap
+from ._registry import VMAP_LEVELS, apply, defop, public
 from .inplace import copy_spec, fill_tensor_spec, inplace
 from .shape import alias_spec, select, slice_dim, unsqueeze_spec
 
@@ -374,6 +377,8 @@ def index(t, key, for_setitem=False):
     """
     if key.__class__ is slice and not for_setitem and t._data.ndim and _plain_slice(key):
         return slice_dim(t, 0, key)  # t[a:b], the commonest key (a batch): what the general path below does
+    if VMAP_LEVELS and _batched.in_key(key):  # a batched index tensor (inside vmap)
+        return _index_batched_key(t, key)
     items, lone = _key_items(key, t._device)
     sliced, arrays = _apply_slicing(t, items, lone, for_setitem)
     if arrays is not None:
@@ -454,6 +459,9 @@ def setitem(self, key, value):
         "Index put requires the source and destination dtypes match" for index tensors.
     """
     value = _value(self, value)
+    if VMAP_LEVELS and _batched.in_key(key):  # a batched index tensor (inside vmap): one sample at a time
+        _setitem_batched_key(self, key, value)
+        return
     items, lone = _key_items(key, self._device)
     if lone and len(items) == 1 and isinstance(items[0], bool):
         if items[0]:  # PyTorch's set_item: t[True] = v copies into t.unsqueeze(0)
@@ -786,3 +794,158 @@ def index_copy_(self, dim, index, source):
     """In-place :meth:`index_copy`."""
     d = _index_copy_check(self, dim, index, source, "index_copy_")
     return inplace(self, index_copy_spec, (self, index, source, d))
+
+
+# -- vmap: batching rules (leafkit.func.vmap) --------------------------------------------------------------------------
+MASK_VMAP_MESSAGE = (
+    "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over indexing "
+    "with a boolean mask."
+)
+
+
+def _adjacent(key):
+    arrays = [i for i, k in enumerate(key) if not isinstance(k, slice)]
+    return arrays[-1] - arrays[0] == len(arrays) - 1
+
+
+def _index_batched(spec, args, level):
+    """``t[key]`` of batched samples with index arrays that are the same for every sample: the key gets a whole
+    slice in front for the batch.  Index dims that NumPy puts first (indices apart in the key) come before the
+    batch dimension."""
+    self, key = args
+    v = logical_front(self, level)
+    out = apply(spec, (v, (slice(None), *key)))
+    if _adjacent(key):
+        return wrap(out, 0, level)
+    _, index_shape = _expanded(self._data, key)
+    return wrap(out, len(index_shape), level)
+
+
+def _index_put_values(self, values, key, level):
+    """``values`` aligned with the physical result of indexing ``self``'s samples with ``(slice(None), *key)``."""
+    _, index_shape = _expanded(self._data, key)
+    target = _result_shape(self._data.shape, key, index_shape)
+    adjacent = _adjacent(key)
+    pv = logical_front(values, level)
+    if pv is not None:
+        pv = pad(pv, len(target) - values._data.ndim)
+        return pv if adjacent else pv.movedim(0, len(index_shape))
+    if not adjacent and hasattr(values, "_data"):
+        shape = values._data.shape
+        return values.reshape((1,) * (len(target) - len(shape)) + tuple(shape)).unsqueeze(len(index_shape))
+    return values
+
+
+def _index_put_batched(spec, args, level):
+    """``index_put`` with index arrays that are the same for every sample: the samples of ``self`` (expanded if it
+    is not batched) and of ``values`` (aligned with the indexing result) in one op; masks go sample by sample."""
+    self, values, key = args[:3]
+    accumulate = args[3] if len(args) > 3 else False
+    if any(not isinstance(k, slice) and k.dtype.kind == "b" for k in key):
+        return per_sample(spec, args, level)
+    v = logical_front(self, level)
+    if v is None:
+        v = expand_batch(self, batch_size(level))
+    pv = _index_put_values(self, values, key, level)
+    return wrap(apply(spec, (v, pv, (slice(None), *key), accumulate)), 0, level)
+
+
+def _index_put_inplace_batched(v, spec, args, level, run):
+    """``t[key] = values`` (``index_put_``) into batched samples: one in-place op on their physical tensor (``v``,
+    the batch first); masks go sample by sample."""
+    self, values, key = args[:3]
+    accumulate = args[3] if len(args) > 3 else False
+    if any(not isinstance(k, slice) and k.dtype.kind == "b" for k in key):
+        for b in range(batch_size(level)):
+            run(v.select(0, b), spec, (v.select(0, b), _sample(values, level, b), key, accumulate))
+        return
+    run(v, spec, (v, _index_put_values(self, values, key, level), (slice(None), *key), accumulate))
+
+
+def _sentinel(j):
+    return -(10**18) - j
+
+
+def _index_batched_key(t, key):
+    """``t[key]`` with batched index tensors in the key: one advanced-indexing op for every sample, an index
+    array ``arange(batch)`` in front selecting each sample's own slice (PyTorch's rule for ``index``).  Keys this
+    does not cover (nested vmap levels, empty index tensors) run sample by sample; a batched mask raises
+    PyTorch's error."""
+    items = tuple(key) if isinstance(key, (tuple, list)) else (key,)
+    level = _batched.batched_level((t, *items))
+    for k in items:
+        if k.__class__ is BatchedTensor and k._level == level and k._data.dtype.kind == "b":
+            raise RuntimeError(MASK_VMAP_MESSAGE)
+    marked = []
+    simple = t.__class__ is not BatchedTensor or (t._level == level and t._value.__class__ is not BatchedTensor)
+    for j, k in enumerate(items):
+        if k.__class__ is BatchedTensor:
+            if k._level != level or k._value.__class__ is BatchedTensor or not k._data.size:
+                simple = False
+            if k._data.dtype.kind not in "iu":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            marked.append(np.full(k._data.shape, _sentinel(j), dtype=np.int64))
+        else:
+            marked.append(k)
+    if not simple:
+        return _per_sample_key(t, items, key, level, lambda tb, kb: index(tb, kb))
+    n = batch_size(level)
+    key2 = tuple(marked) if isinstance(key, (tuple, list)) else marked[0]
+    found, lone = _key_items(key2, t._device)
+    sliced, arrays = _apply_slicing(t, found, lone, False)
+    positions = [i for i, k in enumerate(arrays) if not isinstance(k, slice)]
+    if any(arrays[i].dtype.kind == "b" for i in positions):  # a mask beside batched indices: sample by sample
+        return _per_sample_key(t, items, key, level, lambda tb, kb: index(tb, kb))
+    rank = max(arrays[i].ndim for i in positions)
+    phys = []
+    for k in arrays:
+        if isinstance(k, slice) or not (k.size and k.flat[0] <= _sentinel(0)):
+            phys.append(k)
+            continue
+        b = items[int(_sentinel(0) - k.flat[0])]
+        pk = pad(logical_front(b, level), rank - b._data.ndim)
+        phys.append(pk._data if pk._data.dtype == np.int64 else pk._data.astype(np.int64))
+    sv = logical_front(sliced, level)
+    if sv is None:
+        sv = expand_batch(sliced, n)
+    batch_index = np.arange(n, dtype=np.int64).reshape((n,) + (1,) * rank)
+    out = apply(index_spec, (sv, (batch_index, *phys)))
+    first = positions[0]
+    if first and _adjacent(arrays):  # PyTorch puts the index dims where the first index stands
+        nd = out._data.ndim
+        order = [0, *range(1 + rank, 1 + rank + first), *range(1, 1 + rank), *range(1 + rank + first, nd)]
+        out = out.permute(order)
+    return wrap(out, 0, level)
+
+
+def _sample(x, level, b):
+    return x._value.select(x._bdim, b) if x.__class__ is BatchedTensor and x._level == level else x
+
+
+def _per_sample_key(t, items, key, level, run):
+    outs = []
+    for b in range(batch_size(level)):
+        kb = tuple(_sample(k, level, b) for k in items)
+        outs.append(run(_sample(t, level, b), kb if isinstance(key, (tuple, list)) else kb[0]))
+    return wrap(apply(_batched._spec("stack"), (0, *outs)), 0, level)
+
+
+def _setitem_batched_key(self, key, value):
+    """``t[key] = value`` with batched index tensors: each sample written through a view of it."""
+    items = tuple(key) if isinstance(key, (tuple, list)) else (key,)
+    level = _batched.batched_level((self, value, *items))
+    for k in items:
+        if k.__class__ is BatchedTensor and k._level == level and k._data.dtype.kind == "b":
+            raise RuntimeError(MASK_VMAP_MESSAGE)
+    if self.__class__ is not BatchedTensor or self._level != level:
+        raise RuntimeError(_batched.INPLACE_MESSAGE)
+    for b in range(batch_size(level)):
+        kb = tuple(_sample(k, level, b) for k in items)
+        setitem(_sample(self, level, b), kb if isinstance(key, (tuple, list)) else kb[0], _sample(value, level, b))
+
+
+declare(_index_batched, "index")
+declare(_index_put_batched, "index_put", "index_put_impl")
+index_put_spec.batch_inplace = _index_put_inplace_batched
+declare(dims("dim", unbatched=("index",)), "index_select", "index_add", "index_fill")
+declare(dims("dim", unbatched=("index", "value")), "index_fill_tensor")

@@ -24,8 +24,10 @@ from .._random import normal_array, uniform_array
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ..autograd.grad_mode import _state
 from ..autograd.graph import SavedVariable
+from . import _batched
 from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, warn_user
-from ._registry import _arrays, apply, defop, public
+from ._batch_rules import declare, pointwise
+from ._registry import VMAP_LEVELS, _arrays, apply, defop, public
 from .copy import clone
 from .views import CopySlices, Invalid, make_node, rebase_message, strided_geometry, view_index
 
@@ -174,6 +176,10 @@ def inplace(t, spec, args):
         "Expected all tensors to be on the same device"; "can't be cast to
         the desired output type"; "doesn't match the broadcast shape".
     """
+    if VMAP_LEVELS:  # inside vmap: batched tensors are written through their batching rules
+        out = _batched.inplace(t, spec, args, inplace)
+        if out is not NotImplemented:
+            return out
     for a in args[1:]:
         if isinstance(a, Tensor) and a._device is not t._device and not (a._device.type == "cpu" and a._data.ndim == 0):
             raise RuntimeError(
@@ -371,3 +377,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     return inplace(
         self, fill_spec, (self, self._on_device(normal_array(self.shape, mean, std, self._data.dtype, generator)))
     )
+
+
+# -- vmap: batching rules (leafkit.func.vmap) --------------------------------------------------------------------------
+declare(pointwise, "zero_", "fill_", "fill_tensor_", "copy_")

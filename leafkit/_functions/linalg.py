@@ -13,6 +13,8 @@ from __future__ import annotations
 from .. import _dtype
 from .._tensor import Tensor
 from ._base import as_array, broadcast_check, check_tensor
+from ._batch_rules import declare, logical_front
+from ._batched import batch_size, wrap
 from ._registry import apply, defop, public
 from .shape import diagonal, movedim, squeeze_dim_spec, squeeze_inplace_spec, unsafe_view_spec
 
@@ -23,7 +25,8 @@ def _no_bool(kernel, a):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
-def _mm(self, mat2):
+def _check_mm(self, mat2):
+    """``mm``'s checks, on arrays or anything with their ``ndim``, ``shape`` and ``dtype``."""
     if self.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -39,10 +42,14 @@ def _mm(self, mat2):
             f"{_dtype.ctype(mat2.dtype)}"
         )
     _no_bool("addmm_impl_cpu_", self)
+
+
+def _mm(self, mat2):
+    _check_mm(self, mat2)
     return self @ mat2
 
 
-def _mv(self, vec):
+def _check_mv(self, vec):
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {vec.ndim}, {self.ndim}, {vec.ndim}")
     if self.shape[1] != vec.shape[0]:
@@ -55,10 +62,14 @@ def _mv(self, vec):
             f"addmv input tensors must have the same dtype, but got {w(vec.dtype)}, {w(self.dtype)}, and {w(vec.dtype)}"
         )
     _no_bool("addmv_impl_cpu", self)
+
+
+def _mv(self, vec):
+    _check_mv(self, vec)
     return as_array(self @ vec)
 
 
-def _dot(self, tensor):
+def _check_dot(self, tensor):
     if self.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {tensor.ndim}D tensors")
     if self.shape != tensor.shape:
@@ -73,10 +84,14 @@ def _dot(self, tensor):
             f"{_dtype.word(tensor.dtype)}"
         )
     _no_bool("dot", self)
+
+
+def _dot(self, tensor):
+    _check_dot(self, tensor)
     return as_array(self @ tensor)
 
 
-def _bmm(self, mat2):
+def _check_bmm(self, mat2):
     if self.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if self.ndim != 3 else "batch2 must be a 3D tensor")
     if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
@@ -87,19 +102,37 @@ def _bmm(self, mat2):
     if self.dtype != mat2.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.word(self.dtype)} but found {_dtype.word(mat2.dtype)}")
     _no_bool("bmm", self)
+
+
+def _bmm(self, mat2):
+    _check_bmm(self, mat2)
+    if self.shape[2] == 1 and self.dtype.kind == "f":  # batched outer products: NumPy's matmul is slow for k=1
+        return self * mat2
     return self @ mat2
 
 
-def _addmm(self, mat1, mat2, beta=1, alpha=1):
-    out = _mm(mat1, mat2)
-    if self.dtype != out.dtype:
+class _Shape:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def _check_addmm(self, mat1, mat2):
+    _check_mm(mat1, mat2)
+    if self.dtype != mat1.dtype:
         raise RuntimeError(
             f"mat1 and mat2 must have the same dtype, but got {_dtype.word(mat1.dtype)} and {_dtype.word(mat2.dtype)}"
             if mat1.dtype != mat2.dtype
             else f"self and mat2 must have the same dtype, but got {_dtype.word(self.dtype)} and "
             f"{_dtype.word(mat2.dtype)}"
         )
-    broadcast_check(out, self)
+    broadcast_check(_Shape((mat1.shape[0], mat2.shape[1])), self)
+
+
+def _addmm(self, mat1, mat2, beta=1, alpha=1):
+    _check_addmm(self, mat1, mat2)
+    out = mat1 @ mat2
     if alpha != 1:
         out = out * alpha
     out += self if beta == 1 else beta * self
@@ -673,3 +706,116 @@ def _contract(ops, dim_counts, out_num_dim, perm_index):
             b = b.sum(b_dims, True)
         ops.insert(0, _sumproduct_pair(a, b, sum_dims))
     return ops[0]
+
+
+# -- vmap: batching rules (leafkit.func.vmap) -------------------------------------------------------------------------
+# Each product runs once on the physical tensors, as PyTorch's rules run ``matmul`` on them: a batched operand
+# against an unbatched one folds the batch into a matrix dimension (one mm for every sample), two batched operands
+# make a bmm.  A wrong shape raises the error of that physical product, with its sizes, as in PyTorch.
+def _view(t, shape):
+    return t.reshape(shape)
+
+
+def _check_dims(name, a, b, want_a, want_b):
+    if a._data.ndim != want_a or b._data.ndim != want_b:
+        raise RuntimeError(
+            f"Shape mismatch: Got incorrect dims for {name}(a, b). a has dim {a._data.ndim}and b has dim "
+            f"{b._data.ndim}but expected them to have dim {want_a} and dim {want_b}"
+        )
+
+
+def _bmm_message(batch, k, k2):
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: [{batch}, {k2}]."
+    )
+
+
+def _mm_batched(spec, args, level):
+    a, b = args
+    _check_dims("mm", a, b, 2, 2)
+    va, vb = logical_front(a, level), logical_front(b, level)
+    n = batch_size(level)
+    if vb is None:  # (B, r, k) @ (k, m): one (B*r, k) @ (k, m)
+        rows, k = a._data.shape
+        return wrap(_view(apply(mm_spec, (_view(va, (n * rows, k)), b)), (n, rows, b._data.shape[1])), 0, level)
+    if va is None:  # (r, k) @ (B, k, m): (r, k) @ (k, B*m), the batch in the middle of the result
+        k, m = b._data.shape
+        if a._data.shape[1] != k:
+            raise _bmm_message(n, a._data.shape[1], k)
+        flat = _view(vb.permute(1, 0, 2), (k, n * m))
+        return wrap(_view(apply(mm_spec, (a, flat)), (a._data.shape[0], n, m)), 1, level)
+    return wrap(apply(bmm_spec, (va, vb)), 0, level)
+
+
+def _mv_batched(spec, args, level):
+    a, x = args
+    _check_dims("mv", a, x, 2, 1)
+    va, vx = logical_front(a, level), logical_front(x, level)
+    n = batch_size(level)
+    if vx is None:  # (B, r, k) @ (k,)
+        rows, k = a._data.shape
+        return wrap(_view(apply(mv_spec, (_view(va, (n * rows, k)), x)), (n, rows)), 0, level)
+    if va is None:  # (r, k) @ (B, k): (r, k) @ (k, B)
+        return wrap(apply(mm_spec, (a, vx.t())), 1, level)
+    out = apply(bmm_spec, (va, vx.unsqueeze(2)))
+    return wrap(out.squeeze(2), 0, level)
+
+
+def _dot_batched(spec, args, level):
+    a, b = args
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError("Got wrong shapes for dot")
+    va, vb = logical_front(a, level), logical_front(b, level)
+    if vb is None:
+        return wrap(apply(mv_spec, (va, b)), 0, level)
+    if va is None:
+        return wrap(apply(mm_spec, (a.unsqueeze(0), vb.t())).squeeze(0), 0, level)
+    n = batch_size(level)
+    return wrap(_view(apply(bmm_spec, (va.unsqueeze(1), vb.unsqueeze(2))), (n,)), 0, level)
+
+
+def _bmm_batched(spec, args, level):
+    a, b = args
+    _check_dims("bmm", a, b, 3, 3)
+    va, vb = logical_front(a, level), logical_front(b, level)
+    n = batch_size(level)
+    p, rows, k = a._data.shape
+    m = b._data.shape[2]
+    if (va is None or vb is None) and k != b._data.shape[1]:
+        raise _bmm_message(n * p, k, b._data.shape[1])
+    if vb is None:  # (B, p, r, k) @ (p, k, m): (p, B*r, k) @ (p, k, m)
+        flat = _view(va.permute(1, 0, 2, 3), (p, n * rows, k))
+        return wrap(_view(apply(bmm_spec, (flat, b)), (p, n, rows, m)), 1, level)
+    if va is None:  # (p, r, k) @ (B, p, k, m): (p, r, k) @ (p, k, B*m)
+        flat = _view(vb.permute(1, 2, 0, 3), (p, k, n * m))
+        return wrap(_view(apply(bmm_spec, (a, flat)), (p, rows, n, m)), 2, level)
+    out = apply(bmm_spec, (_view(va, (n * p, rows, k)), _view(vb, (n * p, b._data.shape[1], m))))
+    return wrap(_view(out, (n, p, rows, m)), 0, level)
+
+
+def _addmm_batched(spec, args, level):
+    """``addmm``: with only ``mat1`` batched (``nn.Linear`` on batched samples) one ``addmm`` for all samples;
+    otherwise the product's rule, scaled and added."""
+    self, mat1, mat2 = args[:3]
+    beta = args[3] if len(args) > 3 else 1
+    alpha = args[4] if len(args) > 4 else 1
+    v1 = logical_front(mat1, level)
+    if v1 is not None and logical_front(self, level) is None and logical_front(mat2, level) is None:
+        n = batch_size(level)
+        rows, k = mat1._data.shape
+        out = apply(spec, (self, _view(v1, (n * rows, k)), mat2, beta, alpha))
+        return wrap(_view(out, (n, rows, mat2._data.shape[1])), 0, level)
+    _check_addmm(self._data, mat1._data, mat2._data)
+    prod = apply(mm_spec, (mat1, mat2))
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # PyTorch ignores self then (nan and inf in it too)
+        return prod
+    return prod + (self if beta == 1 else self * beta)
+
+
+declare(_mm_batched, "mm")
+declare(_mv_batched, "mv")
+declare(_dot_batched, "dot")
+declare(_bmm_batched, "bmm")
+declare(_addmm_batched, "addmm")

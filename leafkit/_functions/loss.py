@@ -23,7 +23,18 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._base import array_module, as_array, broadcast_check, broadcast_shapes, check_tensor, promote, promote_types
+from ._base import (
+    array_module,
+    as_array,
+    broadcast_check,
+    broadcast_shapes,
+    check_tensor,
+    promote,
+    promote_types,
+    warn_user,
+)
+from ._batch_rules import SPEC, declare, logical_front, pointwise
+from ._batched import PERFORMANCE_WARNING, BatchedTensor, batch_size, expand_batch, pad, per_sample, wrap
 from ._registry import apply, defop, public
 from .activation import clamp_min_no_grad, log_sigmoid, one_minus, type_as
 from .elementwise import xlogy
@@ -650,3 +661,104 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
                 f"[{', '.join(map(str, full))}]"
             )
     return apply(bce_with_logits_spec, (input, target, weight, pos_weight, reduction))
+
+
+# -- vmap: batching rules (leafkit.func.vmap) --------------------------------------------------------------------------
+def _per_element(spec, args, level):
+    """The loss of every element of every sample (reduction "none"), on the physical tensors: ``self`` and
+    ``target`` with the batch first (expanded when not batched), weights aligned as in a pointwise op."""
+    new = list(args) + list(spec.defaults[len(args) :])
+    k = spec.params.index("reduction")
+    reduction = new[k]
+    x = args[0]
+    rank = x._data.ndim
+    n = batch_size(level)
+    for i in spec.positions(len(args)):
+        a = args[i]
+        if a is None:
+            continue
+        v = logical_front(a, level)
+        if spec.inputs[i] in ("self", "target"):
+            new[i] = v if v is not None else expand_batch(a, n)
+        elif v is not None:
+            new[i] = pad(v, rank - a._data.ndim)
+    new[k] = NONE
+    return apply(spec, tuple(new)), reduction, rank
+
+
+def _loss_batched(spec, args, level):
+    """An elementwise loss: every element's loss at once, then each sample's own sum or mean."""
+    if spec.name == "binary_cross_entropy_with_logits" and args[0]._data.shape != args[1]._data.shape:
+        raise ValueError(
+            f"Target size ({list(args[1]._data.shape)}) must be the same as input size ({list(args[0]._data.shape)})"
+        )
+    out, reduction, rank = _per_element(spec, args, level)
+    if reduction == SUM:
+        out = apply(SPEC("sum_dim"), (out, tuple(range(1, rank + 1)), False))
+    elif reduction == MEAN:
+        out = apply(SPEC("mean_dim"), (out, tuple(range(1, rank + 1)), False))
+    return wrap(out, 0, level)
+
+
+def _loss_backward_batched(spec, args, level):
+    """The backward op of an elementwise loss: the per-element gradient ("none"), divided by the number of
+    elements of one sample for "mean" (the op's own ``1 / numel`` would count every sample)."""
+    new = list(args)
+    k = spec.params.index("reduction")
+    reduction = new[k]
+    new[k] = NONE
+    out = pointwise(spec, tuple(new), level)
+    if reduction == MEAN:
+        numel = int(np.prod(args[1]._data.shape))
+        out = out / numel if numel else out
+    return out
+
+
+def _nll_batched(spec, args, level):
+    """``nll_loss`` of every sample: the rows of all samples in one (N*B, C) loss with reduction "none", then
+    each sample's sum, or its mean over its own kept weight."""
+    self, target, weight, reduction, ignore_index = (list(args) + list(spec.defaults[len(args) :]))[:5]
+    _check_nll(self._data, target._data, None if weight is None else weight._data)
+    if weight is not None and logical_front(weight, level) is not None:
+        return per_sample(spec, args, level)
+    n = batch_size(level)
+    x = logical_front(self, level)
+    x = x if x is not None else expand_batch(self, n)
+    t = logical_front(target, level)
+    t = t if t is not None else expand_batch(target, n)
+    classes = self._data.shape[-1]
+    rows = x.reshape(-1, classes)
+    labels = t.reshape(-1)
+    out, _ = apply(spec, (rows, labels, weight, NONE, ignore_index))
+    kept = (labels != ignore_index).to(_dtype.from_numpy_dtype(self._data.dtype))
+    w = kept if weight is None else kept * weight[labels.clamp(0, classes - 1)]
+    total = w.reshape(n, -1).sum(1)
+    out = out.reshape(n, -1)
+    if reduction == NONE:
+        result = out if self._data.ndim == 2 else out.reshape(n)
+        return wrap(result, 0, level), wrap(total * 0, 0, level)
+    summed = out.sum(1)
+    return wrap(summed / total if reduction == MEAN else summed, 0, level), wrap(total, 0, level)
+
+
+def _nll_backward_batched(spec, args, level):
+    """``nll_loss_backward`` is linear in ``grad_output``: with only that batched, the gradient for a
+    ``grad_output`` of ones times each sample's ``grad_output``; otherwise sample by sample."""
+    grad_output = args[0]
+    if any(a.__class__ is BatchedTensor for a in args[1:5]):
+        warn_user(PERFORMANCE_WARNING.format(spec.name))
+        return per_sample(spec, args, level)
+    g = logical_front(grad_output, level)
+    d = grad_output._data
+    ones = Tensor._make(array_module(grad_output._device).ones(d.shape, dtype=d.dtype), grad_output._device)
+    unit = apply(spec, (ones, *args[1:]))
+    g = wrap(pad(g, unit._data.ndim - d.ndim, at=g._data.ndim), 0, level)
+    return pointwise(SPEC("mul"), (unit, g), level)
+
+
+declare(_loss_batched, "mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy")
+declare(_loss_batched, "binary_cross_entropy_with_logits")
+declare(_loss_backward_batched, "mse_loss_backward", "smooth_l1_loss_backward", "huber_loss_backward")
+declare(_loss_backward_batched, "binary_cross_entropy_backward")
+declare(_nll_batched, "nll_loss_forward")
+declare(_nll_backward_batched, "nll_loss_backward")

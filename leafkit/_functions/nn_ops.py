@@ -39,6 +39,8 @@ from .._random import _rng
 from .._tensor import Tensor
 from ._base import array_module, as_array, check_tensor
 from ._base import dim as _dim
+from ._batch_rules import logical_front
+from ._batched import BatchedTensor, batch_size, fallback, wrap
 from ._registry import apply, defop, public
 
 __all__ = ["native_batch_norm_spec", "native_batch_norm_backward_spec"]
@@ -469,7 +471,7 @@ def _dropout_noise(input, p):
     dt = input._data.dtype
     keep = _rng(None).random(size=tuple(input.shape)) < q
     noise = keep.astype(dt) / dt.type(q)
-    return _finish(np.asarray(noise), None, input.device, False)
+    return _finish(as_array(noise), None, input.device, False)
 
 
 def _dropout(name, input, p, train, in_place):
@@ -644,3 +646,39 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     check_embedding(indices, weight, sparse)
     pad = int(padding_idx) if padding_idx >= 0 else -1
     return apply(embedding_spec, (weight, indices, pad, bool(scale_grad_by_freq), False))
+
+
+# -- vmap: batching rule (leafkit.func.vmap) -------------------------------------------------------------------------
+BATCH_NORM_VMAP_MESSAGE = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in place, "
+    "were not batched.\nIf you are using a module and do not need eval mode, please set `track_running_stats` to be "
+    "False.If you are using a prebuilt module and do not need eval mode, please see the functorch website for "
+    "resources on how to patch your module to work with vmap"
+)
+
+
+def _batch_norm_batched(spec, args, level):
+    """Batch norm of batched samples (each sample a batch of its own): in evaluation, every sample's rows in one
+    call (the statistics are shared); in training without running statistics, the samples' channels side by side
+    (``(N, B*C, ...)``), so each sample gets its own statistics.  Training with unbatched running statistics
+    raises PyTorch's error (they would be updated in place with every sample's statistics)."""
+    x, weight, bias, running_mean, running_var, training, momentum, eps = args
+    if any(t.__class__ is BatchedTensor and t._level == level for t in (weight, bias, running_mean, running_var)):
+        return fallback(spec, args, level)
+    if training and (running_mean is not None or running_var is not None):
+        raise RuntimeError(BATCH_NORM_VMAP_MESSAGE)
+    v = logical_front(x, level)
+    n = batch_size(level)
+    shape = tuple(x._data.shape)
+    if not training:
+        out, mean, invstd = apply(spec, (v.reshape(n * shape[0], *shape[1:]), *args[1:]))
+        return wrap(out.reshape(n, *shape), 0, level), mean, invstd
+    rows = v.transpose(0, 1).reshape(shape[0], n * shape[1], *shape[2:])
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    out, mean, invstd = apply(spec, (rows, w, b, None, None, True, momentum, eps))
+    out = out.reshape(shape[0], n, *shape[1:]).transpose(0, 1)
+    return wrap(out, 0, level), wrap(mean.reshape(n, shape[1]), 0, level), wrap(invstd.reshape(n, shape[1]), 0, level)
+
+
+native_batch_norm_spec.batch = _batch_norm_batched

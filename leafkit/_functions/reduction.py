@@ -18,6 +18,8 @@ from .._tensor import Tensor
 from ._base import array_module, as_array, check_tensor, numpy_names, to_float, wrap_dims
 from ._base import dim as _dim
 from ._base import dims as _dims
+from ._batch_rules import declare, dims, logical_front, wrap_out
+from ._batched import per_sample
 from ._registry import apply, defop, public
 from .elementwise import maximum, minimum
 from .inplace import inplace
@@ -1257,3 +1259,41 @@ norm_dim_spec = defop("norm_dim", _vector_norm, node="NormBackward1", self=_norm
 def norm_dim(input, p, dim, keepdim=False):
     """ATen's ``norm(input, p, dim, keepdim)`` overload (``NormBackward1``), which ``pairwise_distance`` runs."""
     return apply(norm_dim_spec, (input, p if p in (1, 2) else float(p), _dims(dim, input._data.ndim), bool(keepdim)))
+
+
+# -- vmap: the batching rules of the entries above (leafkit.func.vmap) ------------------------------------------------
+def _over_sample(spec_dims, empty_sample_runs=False):
+    """A reduction over every element (``sum()``, ``mean()``, ``max()``): the same reduction over every dim of a
+    sample (``SumBackward1`` ... on the physical tensor).  0-d samples (and, for ``max``/``min``, empty ones, whose
+    error is the op's own) run once per sample."""
+
+    def rule(spec, args, level):
+        x = args[0]
+        nd = x._data.ndim
+        if empty_sample_runs and (nd == 0 or x._data.size == 0):
+            return per_sample(spec, args, level)
+        v = logical_front(x, level)
+        return wrap_out(apply(spec_dims, (v, tuple(range(1, nd + 1)), False)), level, False)
+
+    return rule
+
+
+def _prod_batched(spec, args, level):
+    """``prod()`` of each sample: its elements in one dim, then ``prod(dim)``."""
+    x = args[0]
+    if x._data.ndim == 0:
+        return per_sample(spec, args, level)
+    v = logical_front(x, level)
+    return wrap_out(apply(prod_dim_spec, (v.reshape(v.shape[0], -1), 1, False)), level, False)
+
+
+declare(_over_sample(sum_dim_spec), "sum")
+declare(_over_sample(mean_dim_spec), "mean")
+declare(_over_sample(amax_spec, empty_sample_runs=True), "max")
+declare(_over_sample(amin_spec, empty_sample_runs=True), "min")
+declare(_prod_batched, "prod")
+declare(dims("dim", expand=False), "sum_dim", "mean_dim", "max_dim", "min_dim", "prod_dim", "cumsum", "cumprod")
+declare(dims("dim", expand=False), "logsumexp", "sort", "sort_stable", "topk", "softmax", "log_softmax")
+declare(dims("dim", empty="all", expand=False), "amax", "amin", "var", "std", "linalg_vector_norm")
+declare(dims("dim"), "scatter", "scatter_value", "gather", "scatter_add")
+declare(dims("dim"), "softmax_backward_data", "log_softmax_backward_data")

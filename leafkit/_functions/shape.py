@@ -17,9 +17,12 @@ import numpy as np
 from .. import _dtype
 from .._tensor import INFERENCE_INPLACE_MESSAGE, Size, Tensor
 from ..autograd.grad_mode import _state
+from . import _batched
 from ._base import array_module, as_array, check_tensor, numpy_names, promote_types, wrap_dims
 from ._base import dim as _dim
 from ._base import dims as _dims
+from ._batch_rules import SPEC, declare, dims, front, logical_front, pointwise, sizes, wrap_out
+from ._batched import BatchedTensor, batch_size, per_sample
 from ._registry import apply, defop, public
 from .copy import clone
 from .inplace import check_inplace_allowed, inplace
@@ -1086,6 +1089,8 @@ def inplace_view(t, spec, args):
     Variable that requires grad is being used in an in-place operation." (and the view-of-a-leaf, no_grad-view and
     multiple-output-view variants), and for an inference tensor outside inference mode (after the change, as
     PyTorch's kernel does)."""
+    if t.__class__ is BatchedTensor:  # inside vmap: the batched tensor takes the layout of the op's result
+        return _inplace_view_batched(t, spec, args)
     if t._base is not None and t._version_counter[0] != t._attr_version:
         t._refresh_view()
     record = _state.enabled and t._requires_grad
@@ -1184,3 +1189,110 @@ def rot90(input, k=1, dims=(0, 1)):
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
     return apply(rot90_spec, (input, int(k) % 4, (d0, d1)))
+
+
+# -- vmap: the batching rules of the entries above (leafkit.func.vmap) ------------------------------------------------
+def _t_batched(spec, args, level):
+    """``t()`` of a batch of matrices swaps their two dims; of vectors and numbers it changes nothing."""
+    v = logical_front(args[0], level)
+    if v._data.ndim < 3:
+        return wrap_out(apply(alias_spec, (v,)), level, False)
+    return wrap_out(apply(transpose_spec, (v, 1, 2)), level, False)
+
+
+def _permute_batched(spec, args, level):
+    v = logical_front(args[0], level)
+    return wrap_out(apply(spec, (v, (0, *(d + 1 for d in args[1])))), level, False)
+
+
+def _squeeze_batched(spec, args, level):
+    """``squeeze()`` drops the size-1 dims of a sample, never the batch dimension (even a batch of 1)."""
+    v = logical_front(args[0], level)
+    ones = tuple(d + 1 for d, n in enumerate(args[0]._data.shape) if n == 1)
+    return wrap_out(apply(squeeze_dims_spec, (v, ones)), level, False)
+
+
+def _cat_batched(spec, args, level):
+    """``cat`` with the batch dimension first; PyTorch skips 1-d empty tensors in a cat, and so does the rule."""
+    tensors = [a for a in args[1:] if a.__class__ is BatchedTensor or not _legacy_empty(a._data.shape)]
+    return dims("dim")(spec, (args[0], *tensors), level)
+
+
+def _sized_backward(spec, args, level):
+    """``select_backward``, ``slice_backward``, ``diagonal_backward``: the input sizes get the batch size first,
+    the dims move one along."""
+    g = logical_front(args[0], level)
+    new = list(args)
+    new[0] = g
+    new[1] = (batch_size(level), *args[1])
+    for name in ("dim", "dim1", "dim2"):
+        if name in spec.params:
+            k = spec.params.index(name)
+            new[k] = new[k] + 1
+    return wrap_out(apply(spec, tuple(new)), level, False)
+
+
+def _roll_batched(spec, args, level):
+    """``roll`` along dims moves them one along; a flattened roll (no dims) runs once per sample."""
+    if not args[2]:
+        return per_sample(spec, args, level)
+    return dims("dims")(spec, args, level)
+
+
+def _repeat_batched(spec, args, level):
+    v = logical_front(args[0], level)
+    repeats = tuple(args[1])
+    v = _batched.pad(v, len(repeats) - (v._data.ndim - 1))
+    return wrap_out(apply(spec, (v, (1, *repeats))), level, False)
+
+
+def _trace_batched(spec, args, level):
+    """The trace of each sample: its diagonal, summed (``SumBackward1`` over ``DiagonalBackward0``)."""
+    v = logical_front(args[0], level)
+    return wrap_out(apply(SPEC("sum_dim"), (apply(diagonal_spec, (v, 0, 1, 2)), (1,), False)), level, False)
+
+
+def _inplace_view_batched(t, spec, args):
+    """``t_()``, ``transpose_()``, ``squeeze_()``, ``unsqueeze_()`` on a batched tensor: it is given the layout of
+    the out-of-place op's result (a view of the same samples), and its version counter moves on."""
+    op = {
+        "t_": lambda: t.t(),
+        "transpose_": lambda: t.transpose(*args),
+        "squeeze_": lambda: t.squeeze(),
+        "squeeze_inplace_dim": lambda: t.squeeze(*args),
+        "unsqueeze_": lambda: t.unsqueeze(*args),
+    }[spec.name]
+    r = op()
+    t._value, t._bdim, t._arr = r._value, r._bdim, None
+    t._version_counter[0] += 1
+    return t
+
+
+declare(sizes("size"), "view", "reshape_alias", "unsafe_view")
+declare(sizes("size", pad_to_size=True), "expand")
+declare(_t_batched, "t")
+declare(_permute_batched, "permute")
+declare(_squeeze_batched, "squeeze")
+declare(dims("dim0", "dim1", expand=False), "transpose")
+declare(
+    dims("dim", expand=False),
+    "squeeze_dim",
+    "squeeze_inplace_dim",
+    "select",
+    "slice",
+    "unbind",
+    "split",
+    "split_with_sizes",
+)
+declare(dims("dims", expand=False), "squeeze_dims", "flip")
+declare(dims("dim", expand=False, out_ndim=1), "unsqueeze")
+declare(dims("dim", out_ndim=1), "stack")
+declare(_cat_batched, "cat")
+declare(dims("dim1", "dim2", expand=False), "diagonal", "diagonal_copy")
+declare(dims("dim1", "dim2", expand=False, out_ndim=1), "diag_embed")
+declare(_sized_backward, "select_backward", "slice_backward", "diagonal_backward")
+declare(_roll_batched, "roll")
+declare(_repeat_batched, "repeat")
+declare(_trace_batched, "trace")
+declare(front, "triu", "tril")
+declare(pointwise, "alias")

@@ -283,3 +283,22 @@ Tensor._refresh_view = refresh_view
 
 def flat_take(a, idx):
     return array_module(a).asarray(a.reshape(-1)[idx.reshape(-1)])
+
+
+# -- vmap: batching rule (leafkit.func.vmap) ---------------------------------------------------------------------------
+from ._batch_rules import logical_front  # noqa: E402
+from ._batched import batch_size, fallback, wrap  # noqa: E402
+
+
+def _as_strided_batched(spec, args, level):
+    """``as_strided`` of C-contiguous samples (a batched gradient's zeros in ``CopySlices``): each sample's sizes,
+    strides and offset within its own elements, the batch stride in front; other layouts run sample by sample."""
+    self, size, stride = args[:3]
+    offset = args[3] if len(args) > 3 else 0
+    v = logical_front(self, level)
+    if v.__class__ is not Tensor or not v._data.flags.c_contiguous:
+        return fallback(spec, args, level)
+    return wrap(apply(spec, (v, (batch_size(level), *size), (self._data.size, *stride), offset)), 0, level)
+
+
+as_strided_spec.batch = _as_strided_batched

@@ -95,6 +95,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         has requires_grad=False" for an ``inputs`` entry that does not
         require grad.
     """
+    if _tensor.TRANSFORMS:
+        raise RuntimeError(_tensor.BACKWARD_IN_TRANSFORM_MESSAGE)
     grads = _as_tuple(grad_variables if grad_variables is not None else grad_tensors)
     _engine.backward(_as_tuple(tensors), grads, retain_graph, create_graph, inputs)
 
@@ -176,6 +178,10 @@ def grad(
         is a Tensor of dimensionality 0").
     """
     Tensor = _tensor.Tensor
+    if _tensor.batched_grad is not None:  # inside vmap: batched outputs or inputs (see leafkit._functions._batched)
+        out = _tensor.batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+        if out is not NotImplemented:
+            return out
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."

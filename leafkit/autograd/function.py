@@ -125,6 +125,9 @@ class BackwardCFunction(Node, FunctionCtx):
         return out
 
 
+transform_hook = None  # set by leafkit's function transforms (leafkit._functions._batched)
+
+
 class FunctionMeta(type):
     """Gives every Function subclass its node class, ``<Name>Backward``, as PyTorch's metaclass does."""
 
@@ -183,7 +186,13 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args):
-        """Run ``forward`` on ``args`` (grad mode off inside); record a node when an input requires grad."""
+        """Run ``forward`` on ``args`` (grad mode off inside); record a node when an input requires grad.
+
+        Inside ``leafkit.func``'s transforms, PyTorch's rules for Functions apply (see ``transform_hook``)."""
+        if transform_hook is not None:
+            out = transform_hook(cls, args)
+            if out is not NotImplemented:
+                return out
         T = api.tensor_type
         for a in args:
             if isinstance(a, T):
@@ -275,6 +284,12 @@ def _save(t, k_arg, results, ctx):
     return save_input(t)
 
 
+def _fake_leaf(o):
+    f = o.detach()
+    f._set_requires_grad(True)
+    return f
+
+
 def once_differentiable(fn):
     """Mark a Function's ``backward`` as not differentiable again (``torch.autograd.function.once_differentiable``).
 
@@ -297,7 +312,7 @@ def once_differentiable(fn):
         # As PyTorch's wrapper: the error node's inputs are detached copies of the outputs made to require grad
         # (fake leaves), so the recorded graph stops there: differentiating through it raises, while
         # autograd.grad(..., x, allow_unused=True) finds no path to x
-        fakes = [None if o is None else o.detach().requires_grad_() for o in outs]
+        fakes = [None if o is None else _fake_leaf(o) for o in outs]
         err = Error(
             "trying to differentiate twice a function that was marked with @once_differentiable",
             [(None, 0) if f is None else f._edge() for f in fakes],

@@ -1,7 +1,9 @@
 """``leafkit.autograd.functional``: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``vhp``, ``hvp``.
 
-Mirrors ``torch.autograd.functional`` (reverse mode, ``vectorize=False``):
-the same signatures, output shapes and strict-mode errors.  Everything is
+Mirrors ``torch.autograd.functional``: the same signatures, output shapes and
+strict-mode errors; ``jacobian``/``hessian`` with ``vectorize=True`` run through
+:func:`leafkit.func.vmap` (and ``strategy="forward-mode"`` through
+:func:`leafkit.func.jvp`), as PyTorch's run through its vmap.  Everything is
 built on :func:`leafkit.autograd.grad`; ``jvp`` and ``hvp`` use the
 "double backward" trick (the gradient of a vector-Jacobian product with
 respect to its vector), so they need ``create_graph`` support in every op
@@ -246,7 +248,12 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    """The Jacobian of ``func`` at ``inputs`` (``torch.autograd.functional.jacobian``), one row at a time.
+    """The Jacobian of ``func`` at ``inputs`` (``torch.autograd.functional.jacobian``).
+
+    Reverse mode computes it row by row (one backward pass per output element), or, with
+    ``vectorize=True``, all rows in one pass with :func:`leafkit.func.vmap` over the vector-Jacobian
+    product.  ``strategy="forward-mode"`` (which needs ``vectorize=True``, as in PyTorch) computes its
+    columns with ``vmap`` over :func:`leafkit.func.jvp`.
 
     Returns
     -------
@@ -257,9 +264,13 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
     Raises
     ------
+    AssertionError
+        An unknown ``strategy``.
     NotImplementedError
-        ``vectorize=True`` or ``strategy="forward-mode"`` (leafkit computes
-        Jacobians row by row, in reverse mode).
+        ``strategy="forward-mode"`` without ``vectorize=True`` or with ``create_graph=True`` (PyTorch's
+        messages).
+    RuntimeError
+        ``strict=True`` with ``vectorize=True`` or with forward mode; the strict-mode errors.
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
@@ -267,10 +278,13 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
             'Otherwise, prefer to use "reverse-mode".'
         )
-    if vectorize or strategy == "forward-mode":
-        raise NotImplementedError(
-            "leafkit's jacobian is computed row by row in reverse mode (vectorize=False, strategy='reverse-mode')"
-        )
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                'torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not '
+                'supported together (yet). Please either set `create_graph=False` or `strategy="reverse-mode"`.'
+            )
+        return _jacfwd(func, inputs, strict, vectorize)
     from .. import stack, zeros_like
 
     with enable_grad():
@@ -279,6 +293,14 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         outputs = func(*inputs)
         is_out_tuple, outputs = _check_tuple(outputs, "outputs of the user-provided function", "jacobian")
         _check_requires_grad(outputs, "outputs", strict)
+        if vectorize:
+            if strict:
+                raise RuntimeError(
+                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
+                    "together. Please either set `strict=False` or `vectorize=False`."
+                )
+            result = _jacobian_vectorized(outputs, inputs, create_graph)
+            return _unpack(_finish(result, create_graph), (is_out_tuple, is_in_tuple))
         result = []
         for i, out in enumerate(outputs):
             rows = [[] for _ in inputs]
@@ -312,6 +334,76 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     return _unpack(result, (is_out_tuple, is_in_tuple))
 
 
+def _standard_basis(tensors):
+    """One ``(total, numel)`` block of the identity per tensor (``total`` = all their elements)."""
+    numels = [t.numel() for t in tensors]
+    total = sum(numels)
+    blocks, start = [], 0
+    for t, n in zip(tensors, numels):
+        block = t.new_zeros(total, n)
+        block.diagonal(-start).fill_(1)
+        blocks.append(block)
+        start += n
+    return blocks, numels
+
+
+def _jacobian_vectorized(outputs, inputs, create_graph):
+    """Reverse mode with ``vectorize=True``: ``vmap`` over the vector-Jacobian product, the rows of the identity
+    as its vectors (PyTorch runs ``autograd.grad`` with ``is_grads_batched=True``)."""
+    from .. import zeros_like
+    from ..func import vmap
+
+    basis, out_numels = _standard_basis(outputs)
+    flat_outputs = tuple(o.reshape(-1) for o in outputs)
+
+    def vjp(*grad_outputs):
+        vj = _grad(flat_outputs, inputs, grad_outputs, create_graph=create_graph, retain_graph=True)
+        return tuple(zeros_like(inp) if g is None else g for g, inp in zip(vj, inputs))
+
+    per_input = vmap(vjp)(*basis)
+    by_input = [
+        [jac.view(tuple(o.shape) + tuple(inp.shape)) for jac, o in zip(j.split(out_numels, 0), outputs)]
+        for j, inp in zip(per_input, inputs)
+    ]
+    return tuple(zip(*by_input))
+
+
+def _jacfwd(func, inputs, strict, vectorize):
+    """Forward mode (``strategy="forward-mode"``): ``vmap`` over :func:`leafkit.func.jvp` with the columns of the
+    identity as tangents."""
+    if strict:
+        raise RuntimeError(
+            'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported '
+            'together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.'
+        )
+    is_in_tuple, inputs = _check_tuple(inputs, "inputs", "jacobian")
+    if not vectorize:
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly implemented for "
+            "`vectorize=True`."
+        )
+    from ..func import jvp, vmap
+
+    basis, in_numels = _standard_basis(inputs)
+    info = []
+
+    def push(*tangents):
+        out, jv = jvp(func, inputs, tuple(t.view_as(x) for t, x in zip(tangents, inputs)))
+        is_out_tuple, outs = _check_tuple(out, "outputs of the user-provided function", "jacobian")
+        info[:] = [is_out_tuple, outs]
+        return tuple(jv) if is_out_tuple else (jv,)
+
+    columns = vmap(push)(*basis)
+    is_out_tuple, outputs = info
+    result = []  # lists, as PyTorch's forward mode returns them
+    for jac, out in zip(columns, outputs):
+        row = []
+        for piece, inp in zip(jac.split(in_numels, 0), inputs):
+            row.append(piece.permute(*range(1, piece.dim()), 0).reshape(tuple(out.shape) + tuple(inp.shape)))
+        result.append(row)
+    return _unpack(result, (is_out_tuple, is_in_tuple))
+
+
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar function (``torch.autograd.functional.hessian``): the Jacobian of its gradient.
 
@@ -327,6 +419,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         When ``func`` does not return a single one-element tensor.
     """
     is_in_tuple, inputs = _check_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def single_output(*inp):
         out = func(*inp)
@@ -339,6 +433,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         return out.squeeze()
 
     def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":  # the inner jacobian needs inputs that require grad
+            inp = tuple(t if t.requires_grad else t.requires_grad_(True) for t in inp)
         jac = jacobian(single_output, inp, create_graph=True)
         _check_requires_grad(jac if isinstance(jac, tuple) else (jac,), "jacobian", strict)
         return jac
