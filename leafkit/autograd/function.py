@@ -26,6 +26,7 @@ interface the tensor layer installs (:data:`leafkit.autograd.graph.api`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from .grad_mode import _state, no_grad
@@ -125,7 +126,8 @@ class BackwardCFunction(Node, FunctionCtx):
         return out
 
 
-transform_hook = None  # set by leafkit's function transforms (leafkit._functions._batched)
+# set by leafkit's function transforms (leafkit._functions._batched)
+transform_hook: Callable[[type, tuple], Any] | None = None
 
 
 class FunctionMeta(type):
