@@ -266,7 +266,8 @@ def range_numbers(manifest: dict, name: str) -> list[int]:
 
 
 def range_text(manifest: dict, lang: str, name: str, old: str = "") -> str:
-    """A range in words: "lessons 4–9" / "第 4～9 课" (a single lesson: "lesson 4" / "第 4 课").
+    """A range in words: "lessons 4–9" / "第 4～9 课" (a single lesson: "lesson 4" / "第 4 课"; a gap in the
+    numbers: "lessons 4–10 and lesson 12" / "第 4～10 课、第 12 课").
 
     The first letter keeps the case of ``old``, so a range can start a sentence.
     """
@@ -274,10 +275,18 @@ def range_text(manifest: dict, lang: str, name: str, old: str = "") -> str:
     if not numbers:
         raise LessonError(f"the lesson range {name!r} is empty")
     conf = manifest["languages"][lang]
-    if len(numbers) == 1:
-        text = conf["one_lesson"].format(number=numbers[0])
-    else:
-        text = conf["lesson_range"].format(first=numbers[0], last=numbers[-1])
+    runs: list[list[int]] = []  # consecutive numbers, so that a gap never reads as a lesson that is not there
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    text = conf["range_join"].join(
+        conf["one_lesson"].format(number=run[0])
+        if len(run) == 1
+        else conf["lesson_range"].format(first=run[0], last=run[-1])
+        for run in runs
+    )
     if old[:1].isupper():
         text = text[:1].upper() + text[1:]
     return text

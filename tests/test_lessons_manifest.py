@@ -322,12 +322,26 @@ def test_lesson_ranges_follow_the_manifest():
         "<!-- lesson range: beyond the articles -->Lessons 4–6<!-- end --> and "
         "<!-- lesson range: with an article -->x<!-- end -->"
     )
-    expected = text.replace("4–6", "4–9").replace("-->x<", "-->lessons 1–3<")
-    assert build_lessons.with_ranges(text, MANIFEST, "en") == expected
-    zh = build_lessons.with_ranges("<!-- lesson range: beyond the articles -->第 4～5 课<!-- end -->", MANIFEST, "zh")
-    assert "第 4～9 课" in zh
+    beyond = build_lessons.range_numbers(MANIFEST, "beyond the articles")
+    with_article = build_lessons.range_numbers(MANIFEST, "with an article")
+    assert with_article == [1, 2, 3] and beyond[0] == 4  # the articles' lessons, then the rest
+    last = beyond[-1]
+    expected = text.replace("4–6", f"4–{last}").replace("-->x<", "-->lessons 1–3<")
+    if beyond == list(range(4, last + 1)):  # no gap in the numbers
+        assert build_lessons.with_ranges(text, MANIFEST, "en") == expected
+        zh = build_lessons.with_ranges("<!-- lesson range: beyond the articles -->第 4～5 课<!-- end -->", MANIFEST, "zh")
+        assert f"第 4～{last} 课" in zh
     for path in (ROOT / "README.md", ROOT / "README.zh-CN.md"):
         assert "<!-- lesson range: beyond the articles -->" in path.read_text(encoding="utf-8"), path
+
+
+def test_a_range_with_a_gap_names_each_run():
+    gap = {**MANIFEST, "lessons": [e for e in MANIFEST["lessons"] if e.number != 5]}
+    last = max(e.number for e in gap["lessons"])
+    tail = "lesson 6" if last == 6 else f"lessons 6–{last}"
+    assert build_lessons.range_text(gap, "en", "beyond the articles") == f"lesson 4 and {tail}"
+    zh_tail = "第 6 课" if last == 6 else f"第 6～{last} 课"
+    assert build_lessons.range_text(gap, "zh", "beyond the articles") == f"第 4 课、{zh_tail}"
     assert "<!-- lesson range: beyond the articles -->" in read_source("en", ENTRIES[0]).cells[0].source
 
 
