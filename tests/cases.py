@@ -435,6 +435,24 @@ def engine_reprs(torch, rec, dev):
     rec.value("device str", str(torch.device("cuda:0")))
 
 
+def engine_sequence_numbers(torch, rec, dev):
+    """Each recorded node takes the next number of the creation order; a leaf's AccumulateGrad takes none (its
+    number is UINT64_MAX, so the engine runs it as soon as it is ready)."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x * w  # its two AccumulateGrad nodes are made here, after y's node
+    z = y.exp()
+    loss = (z + y).sum()
+    base = y.grad_fn._sequence_nr()
+    rec.value(
+        "creation order",
+        tuple(f._sequence_nr() - base for f in (z.grad_fn, loss.grad_fn.next_functions[0][0], loss.grad_fn)),
+    )
+    acc = y.grad_fn.next_functions[0][0]
+    rec.value("AccumulateGrad's number", acc._sequence_nr())
+    rec.value("the next node's number", (x * 2).grad_fn._sequence_nr() - loss.grad_fn._sequence_nr())
+
+
 ENGINE_CASES = {
     "engine_hooks_and_accumulation": engine_hooks_and_accumulation,
     "engine_next_functions": engine_next_functions,
@@ -443,4 +461,5 @@ ENGINE_CASES = {
     "engine_versions_and_views": engine_versions_and_views,
     "engine_grad_modes": engine_grad_modes,
     "engine_reprs": engine_reprs,
+    "engine_sequence_numbers": engine_sequence_numbers,
 }
