@@ -435,6 +435,63 @@ def engine_reprs(torch, rec, dev):
     rec.value("device str", str(torch.device("cuda:0")))
 
 
+def engine_sequence_numbers(torch, rec, dev):
+    """Each recorded node takes the next number of the creation order; a leaf's AccumulateGrad takes none (its
+    number is UINT64_MAX, so the engine runs it as soon as it is ready)."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x * w  # its two AccumulateGrad nodes are made here, after y's node
+    z = y.exp()
+    loss = (z + y).sum()
+    base = y.grad_fn._sequence_nr()
+    rec.value(
+        "creation order",
+        tuple(f._sequence_nr() - base for f in (z.grad_fn, loss.grad_fn.next_functions[0][0], loss.grad_fn)),
+    )
+    acc = y.grad_fn.next_functions[0][0]
+    rec.value("AccumulateGrad's number", acc._sequence_nr())
+    rec.value("the next node's number", (x * 2).grad_fn._sequence_nr() - loss.grad_fn._sequence_nr())
+
+
+def _listed(t):
+    return None if t is None else t.tolist()
+
+
+def engine_leaf_hook_order(torch, rec, dev):
+    """A leaf's hooks are its AccumulateGrad's tensor pre-hooks: they run before the node's pre-hooks (which see,
+    and may replace, what they return), then .grad, the post-accumulate-grad hooks and the node's post-hooks.
+    Where autograd.grad captures the leaf's gradient the node does not run: only the leaf's hooks do."""
+
+    def setup(replace):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        log = []
+        x.register_hook(lambda g: log.append(("tensor hook", g.tolist())) or g * 2)
+        acc = y.grad_fn.next_functions[0][0]
+
+        def pre(grad_outputs):
+            log.append(("pre-hook", grad_outputs[0].tolist()))
+            if replace == "None":  # takes the gradient away: .grad stays None, the hooks after the node still run
+                return (None,)
+            return (grad_outputs[0] + 100,) if replace else None
+
+        acc.register_prehook(pre)
+        acc.register_hook(lambda grad_inputs, grad_outputs: log.append(("post-hook", _listed(grad_outputs[0]))))
+        x.register_post_accumulate_grad_hook(lambda t: log.append(("post-accumulate", _listed(t.grad))))
+        return x, y, log
+
+    for replace in (False, True, "None"):
+        x, y, log = setup(replace)
+        y.sum().backward()
+        rec.value(f"backward, replace={replace}", (tuple(log), x.grad))
+    x, y, log = setup(False)
+    (g,) = torch.autograd.grad(y.sum(), x)
+    rec.value("autograd.grad", (tuple(log), g, x.grad))
+    x, y, log = setup(False)
+    y.sum().backward(inputs=[x])
+    rec.value("backward(inputs=[x])", (tuple(log), x.grad))
+
+
 ENGINE_CASES = {
     "engine_hooks_and_accumulation": engine_hooks_and_accumulation,
     "engine_next_functions": engine_next_functions,
@@ -443,4 +500,6 @@ ENGINE_CASES = {
     "engine_versions_and_views": engine_versions_and_views,
     "engine_grad_modes": engine_grad_modes,
     "engine_reprs": engine_reprs,
+    "engine_sequence_numbers": engine_sequence_numbers,
+    "engine_leaf_hook_order": engine_leaf_hook_order,
 }

@@ -691,13 +691,13 @@ def run_backward(roots, keep_graph, create_graph=False, inputs=None, capture=Fal
                 and any(g is not None for g in grads)
             ):
                 p.take(node, grads)  # a node that must run too: PyTorch takes the gradient before its hooks
+            if node.__class__ is AccumulateGrad:
+                _accumulate(p, node, grads)
+                continue
             if grads is not None and (
                 node._tensor_hooks is not None or node._retain_refs is not None or node._pre_hooks is not None
             ):
                 grads = _engine.call_hooks_before(node, grads, create_graph, None)
-            if node.__class__ is AccumulateGrad:
-                _accumulate(p, node, grads)
-                continue
             in_grads, ran = p.run(node, grads)
             if ran is not None:
                 if not keep_graph:
@@ -759,13 +759,13 @@ def _run_plain(roots, keep_graph, create_graph):
         while heap:
             node = pop(heap)[2]
             grads = buffers.pop(node, None)
+            if node.__class__ is AccumulateGrad:
+                _accumulate_owned(node, grads, owned, create_graph)
+                continue
             if grads is not None and (
                 node._tensor_hooks is not None or node._retain_refs is not None or node._pre_hooks is not None
             ):
                 grads = _engine.call_hooks_before(node, grads, create_graph, None)
-            if node.__class__ is AccumulateGrad:
-                _accumulate_owned(node, grads, owned, create_graph)
-                continue
             in_grads = None
             if grads is not None and (grads[0] is not None or any(g is not None for g in grads)):
                 if owned:  # a formula may pass a gradient on as it is (AddBackward0): it is no longer the pass's
@@ -824,6 +824,16 @@ def _run_plain(roots, keep_graph, create_graph):
         _state.grad, _state.enabled, _state.checkpoint_valid = prev
 
 
+class _PlainPass:
+    """What :func:`~leafkit.autograd.engine._leaf_hooks` reads of a pass without ``inputs`` and capture."""
+
+    capture = False
+    targets = None
+
+
+_PLAIN_PASS = _PlainPass()
+
+
 def _accumulate_owned(node, grads, owned, create_graph) -> None:
     """:func:`_accumulate` in a plain pass (no ``inputs``, no capture)."""
     if grads is None or grads[0] is None:
@@ -831,11 +841,13 @@ def _accumulate_owned(node, grads, owned, create_graph) -> None:
     g = grads[0]
     taken = owned is not None and owned.pop(id(g), None) is g
     var = node.variable
-    if var._hooks:
-        g = _engine._run_tensor_hooks(var._hooks, g, var._device, None)
+    if var._hooks or node._pre_hooks is not None:
+        g = _engine._leaf_hooks(_PLAIN_PASS, node, g, None)
         taken = False
     if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
-        if taken and var._grad is None:
+        if g is None:  # a pre-hook took the gradient away
+            pass
+        elif taken and var._grad is None:
             var._grad = Tensor._make(g, var._device)  # PyTorch steals such buffers too
         else:
             var._accumulate_grad(g, create_graph)
@@ -854,8 +866,8 @@ def _accumulate(p, node, grads) -> None:
     g = grads[0]
     taken = owned is not None and owned.pop(id(g), None) is g
     var = node.variable
-    if var._hooks:
-        g = _engine._run_tensor_hooks(var._hooks, g, var._device, None)
+    if var._hooks or node._pre_hooks is not None:
+        g = _engine._leaf_hooks(p, node, g, None)
         taken = False
     if p.capture:
         for k, _ in p.targets[node]:
@@ -864,7 +876,9 @@ def _accumulate(p, node, grads) -> None:
     if p.targets is not None and node not in p.targets:
         return
     if var._requires_grad:  # a leaf switched off after the graph was built gets nothing
-        if taken and var._grad is None and (var._device.type != "cpu" or isinstance(g, np.ndarray)):
+        if g is None:  # a pre-hook took the gradient away
+            pass
+        elif taken and var._grad is None and (var._device.type != "cpu" or isinstance(g, np.ndarray)):
             var._grad = Tensor._make(g, var._device)  # PyTorch steals such buffers too
         else:
             var._accumulate_grad(g, p.create_graph)

@@ -15,7 +15,7 @@ short function below:
    the tensor it made run (``register_hook``), then the ``retain_grad()``
    copy is taken, then the node's pre-hooks.  Then the node runs
    (:func:`call_function`; ``AccumulateGrad`` adds into ``.grad``:
-   :func:`accumulate`).
+   :func:`accumulate`, after the leaf's hooks and then its own pre-hooks).
 4. :func:`deliver`: each input gradient is summed back to the input's shape
    (the one central "sum to shape" step that undoes broadcasting) and cast
    to its dtype, then added into the buffer of the node it goes to.
@@ -383,10 +383,10 @@ def evaluate(task: GraphTask, node: Node, step) -> None:
     grads = task.buffers.pop(node, None)
     if task.targets is not None:
         return _evaluate_towards_inputs(task, node, grads, step)
+    if isinstance(node, AccumulateGrad):
+        return accumulate(task, node, grads, step)  # its hooks in their own order
     if grads is not None and (node._tensor_hooks or node._retain_refs or node._pre_hooks):
         grads = call_hooks_before(node, grads, task.create_graph, step)
-    if isinstance(node, AccumulateGrad):
-        return accumulate(task, node, grads, step)
     in_grads = call_function(task, node, grads, step)
     if not task.keep_graph:
         release(node, in_grads is not None, step)
@@ -400,10 +400,10 @@ def _evaluate_towards_inputs(task: GraphTask, node: Node, grads, step) -> None:
     if task.capture and node.__class__ is not AccumulateGrad and task.runs(node) and node in task.targets:
         if _arrived(grads):
             task.take(node, grads, step)  # a node that must run too: PyTorch takes the gradient before its hooks
-    if grads is not None and (node._tensor_hooks or node._retain_refs or node._pre_hooks):
-        grads = call_hooks_before(node, grads, task.create_graph, step)
     if isinstance(node, AccumulateGrad):
         return accumulate(task, node, grads, step)
+    if grads is not None and (node._tensor_hooks or node._retain_refs or node._pre_hooks):
+        grads = call_hooks_before(node, grads, task.create_graph, step)
     if not task.runs(node):
         if task.capture and node in task.targets and _arrived(grads):
             task.take(node, grads, step)  # after the tensor's hooks, as PyTorch takes it
@@ -429,12 +429,18 @@ def call_hooks_before(node: Node, grads, create_graph: bool, step):
             if grads[nr] is not None:
                 _retain(ref, grads[nr], node._device, create_graph, step)
     if node._pre_hooks is not None:
-        for fn in list(node._pre_hooks.values()):
-            r = _call_node_hook(fn, (grads,), node._device, len(grads))
-            if step is not None:
-                step.hooks.append("pre-hook")
-            if r is not None:
-                grads = r
+        grads = call_pre_hooks(node, grads, step)
+    return grads
+
+
+def call_pre_hooks(node: Node, grads, step):
+    """The node's pre-hooks (``Node.register_prehook``): each may return new gradients for the node's outputs."""
+    for fn in list((node._pre_hooks or {}).values()):
+        r = _call_node_hook(fn, (grads,), node._device, len(grads))
+        if step is not None:
+            step.hooks.append("pre-hook")
+        if r is not None:
+            grads = r
     return grads
 
 
@@ -490,18 +496,31 @@ def release(node: Node, ran: bool, step) -> None:
 
 
 def accumulate(task: GraphTask, node: AccumulateGrad, grads, step) -> None:
-    """An ``AccumulateGrad`` node: the leaf's hooks, then its ``.grad`` (or the capture of ``autograd.grad``)."""
+    """An ``AccumulateGrad`` node: the hooks before it, then the leaf's ``.grad`` (or ``autograd.grad``'s capture)."""
     var, g = node.variable, grads[0] if grads is not None else None
     if g is None:
         return _skipped(step)
-    if var._hooks:
-        g = _run_tensor_hooks(var._hooks, g, var._device, step)
+    if var._hooks or node._pre_hooks is not None:
+        g = _leaf_hooks(task, node, g, step)
     if task.capture:
         task.take(node, [g], step)
-    elif var._requires_grad and (task.targets is None or node in task.targets):  # not a leaf switched off since
-        var._accumulate_grad(g, task.create_graph)
+    elif g is not None and var._requires_grad and (task.targets is None or node in task.targets):
+        var._accumulate_grad(g, task.create_graph)  # (not a leaf switched off since the graph was built)
     if step is not None or var._post_acc_hooks or node._post_hooks is not None:
         _after_accumulate(task, node, g, step)
+
+
+def _leaf_hooks(task: GraphTask, node: AccumulateGrad, g, step):
+    """The hooks before an ``AccumulateGrad`` node, in PyTorch's order: the leaf's hooks (the node's tensor pre-hooks)
+    always, then the node's pre-hooks where the node runs (not where ``autograd.grad`` captures the gradient, nor in a
+    pass whose ``inputs`` leave the leaf out).  A pre-hook may take the gradient away (``None``): then ``.grad`` is left
+    alone, and the hooks after the node still run."""
+    var = node.variable
+    if var._hooks:
+        g = _run_tensor_hooks(var._hooks, g, var._device, step)
+    if node._pre_hooks is not None and not task.capture and (task.targets is None or node in task.targets):
+        g = call_pre_hooks(node, [g], step)[0]
+    return g
 
 
 def _after_accumulate(task: GraphTask, node: AccumulateGrad, g, step) -> None:

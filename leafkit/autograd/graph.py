@@ -46,7 +46,8 @@ def short_name(name: str) -> str:
 
 
 _sequence = itertools.count()  # creation order; the engine runs later nodes first, as PyTorch does
-RUN_FIRST = 1 << 62  # the sequence number of nodes the engine runs as soon as they are ready (PyTorch: UINT64_MAX)
+# the sequence number of nodes the engine runs as soon as they are ready (PyTorch's UINT64_MAX)
+RUN_FIRST = (1 << 64) - 1
 
 RELEASED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -361,8 +362,10 @@ class Node:
     _materialize = True  # missing output gradients are given as zeros
     _out_meta: list | None = None  # [(shape, dtype)] per output, for nodes with several outputs
 
-    def __init__(self):
-        self._seq = next(_sequence)
+    def __init__(self, sequence_nr: int | None = None):
+        # a node takes the next number of the creation order, unless given one (AccumulateGrad: RUN_FIRST, and
+        # then, as in PyTorch, the order's counter does not move)
+        self._seq = next(_sequence) if sequence_nr is None else sequence_nr
         self._next = self._nrs = self._in_meta = self.needs_input_grad = ()
         self._stash = self._device = None
         self._had_saved = self._released = False  # _had_saved: a tensor was saved, freeing it makes a second pass fail
@@ -463,8 +466,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        Node.__init__(self)
-        self._seq = RUN_FIRST  # runs as soon as it is ready, as in PyTorch
+        Node.__init__(self, RUN_FIRST)  # runs as soon as it is ready, and takes no number of the creation order
         self.variable = variable
 
     def name(self) -> str:
