@@ -170,6 +170,33 @@ def custom_function(lib):
     return log
 
 
+def custom_function_raw(lib):
+    """``ctx._raw_saved_tensors``: one ``SavedTensor`` per saved value, hooks set afterwards, freed after backward."""
+    log = []
+
+    class Sq(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, _ = ctx.saved_tensors
+            return 2 * x * g
+
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    s = Sq.apply(a)
+    raw = s.grad_fn._raw_saved_tensors
+    log.append((type(raw).__name__, [type(v).__name__ for v in raw]))
+    raw[0].register_hooks(lambda t: log.append(("pack", t is a, t.requires_grad)) or t, lambda p: log.append("up") or p)
+    log.append(_outcome(lambda: raw[1].register_hooks(lambda t: t, lambda p: p)))
+    s.sum().backward()
+    log.append(_r(a.grad))
+    log.append(_outcome(lambda: s.grad_fn._raw_saved_tensors))
+    return log
+
+
 def checkpoints(lib):
     log = []
     g = lib.autograd.graph
@@ -203,7 +230,17 @@ def save_on_cpu_program(lib):
 
 
 @pytest.mark.parametrize(
-    "program", [basics, inplace, nesting_and_disable, create_graph, custom_function, checkpoints, save_on_cpu_program]
+    "program",
+    [
+        basics,
+        inplace,
+        nesting_and_disable,
+        create_graph,
+        custom_function,
+        custom_function_raw,
+        checkpoints,
+        save_on_cpu_program,
+    ],
 )
 def test_same_as_pytorch(program):
     with np.errstate(all="ignore"):
