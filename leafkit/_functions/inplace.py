@@ -207,16 +207,11 @@ def inplace(t, spec, args):
     old = Tensor._make(t._data, t._device, t._grad_fn, t._output_nr)
     old._requires_grad = t._requires_grad if base is None else base._requires_grad
     old._version_counter = t._version_counter
-    hooks = SAVED_HOOKS[-1] if SAVED_HOOKS else None  # saved-tensor hooks pack what the in-place op keeps
-    outer = SAVED_HOOKS[:]
-    SAVED_HOOKS.clear()  # ... once written: its result is t itself, after the write (as PyTorch packs it)
-    try:
-        res = apply(spec, (old, *args[1:]))
-        if isinstance(res, tuple):
-            res = res[0]
+    hooks = SAVED_HOOKS[-1] if SAVED_HOOKS else None  # saved-tensor hooks pack what the op keeps once written
+    res = _record_unpacked(spec, old, args, t) if hooks is not None else apply(spec, (old, *args[1:]))
+    if hooks is None:
+        res = res[0] if isinstance(res, tuple) else res
         _save_self_as_clone(res._grad_fn, t)
-    finally:
-        SAVED_HOOKS[:] = outer
     node = res._grad_fn
     _write(t, res._data)
     t._version_counter[0] += 1
@@ -263,6 +258,20 @@ def _save_self_as_clone(node, t) -> None:
             saved[k] = save_input(c)  # packed by the saved-tensor hooks in place, as PyTorch packs its clone
             node._stash = tuple(saved)
             return
+
+
+def _record_unpacked(spec, old, args, t):
+    """The op recorded with the saved-tensor hooks set aside: what it saves is packed after the write into ``t``
+    (:func:`_pack_saved`), since its result is ``t`` itself then, as PyTorch packs it."""
+    outer = SAVED_HOOKS[:]
+    SAVED_HOOKS.clear()
+    try:
+        res = apply(spec, (old, *args[1:]))
+        res = res[0] if isinstance(res, tuple) else res
+        _save_self_as_clone(res._grad_fn, t)
+    finally:
+        SAVED_HOOKS[:] = outer
+    return res
 
 
 def _pack_saved(node, t, hooks) -> None:
