@@ -70,6 +70,11 @@ class FunctionEvent:
     (the whole range), ``self_cpu_time_total`` (less the direct children's), ``cpu_time`` (= total: one call).
     """
 
+    # what leafkit does not measure, zero as PyTorch reports it without a device or memory profiling (sort keys)
+    cuda_time_total = self_cuda_time_total = device_time_total = self_device_time_total = 0.0
+    cpu_memory_usage = self_cpu_memory_usage = cuda_memory_usage = self_cuda_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = flops = 0
+
     def __init__(self, id, name, thread, start_us, input_shapes, stack, category, sequence_nr=-1, fwd_thread=0):
         self.id = id
         self.name = name
@@ -121,6 +126,11 @@ class _Interval:
 class FunctionEventAvg:
     """The events of one key summed (``key_averages()``): ``count``, ``cpu_time_total``, ``self_cpu_time_total``,
     and the averages ``cpu_time`` and ``self_cpu_time``."""
+
+    # what leafkit does not measure, zero as PyTorch reports it without a device or memory profiling (sort keys)
+    cuda_time_total = self_cuda_time_total = device_time_total = self_device_time_total = 0.0
+    cpu_memory_usage = self_cpu_memory_usage = cuda_memory_usage = self_cuda_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = flops = 0
 
     def __init__(self, key, input_shapes=None, stack=None):
         self.key = key
