@@ -63,6 +63,15 @@ def basics(lib):
         y = x * x
     y.sum().backward()
     log.append(x.pow(2).grad_fn._saved_self is x)
+    # a view made under no_grad of a leaf: requires grad, has no gradient edge; unpacked the same
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with lib.no_grad():
+        v = a[1:]
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+        y = (v * w[:2]).sum()
+    log.append(y.grad_fn.next_functions[0][0]._saved_self.requires_grad)
+    y.backward()
+    log.append((_r(w.grad), a.grad))
     return log
 
 
