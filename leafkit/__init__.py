@@ -180,7 +180,7 @@ def __getattr__(name):
     # subpackages that import heavier dependencies load on first use
     import importlib
 
-    if name in ("nn", "optim", "viz", "widgets", "examples", "utils", "func"):
+    if name in ("nn", "optim", "viz", "widgets", "examples", "utils", "func", "profiler"):
         return importlib.import_module(f".{name}", __name__)
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module(".func", __name__).vmap

@@ -329,7 +329,9 @@ def test_lesson_ranges_follow_the_manifest():
     expected = text.replace("4–6", f"4–{last}").replace("-->x<", "-->lessons 1–3<")
     if beyond == list(range(4, last + 1)):  # no gap in the numbers
         assert build_lessons.with_ranges(text, MANIFEST, "en") == expected
-        zh = build_lessons.with_ranges("<!-- lesson range: beyond the articles -->第 4～5 课<!-- end -->", MANIFEST, "zh")
+        zh = build_lessons.with_ranges(
+            "<!-- lesson range: beyond the articles -->第 4～5 课<!-- end -->", MANIFEST, "zh"
+        )
         assert f"第 4～{last} 课" in zh
     for path in (ROOT / "README.md", ROOT / "README.zh-CN.md"):
         assert "<!-- lesson range: beyond the articles -->" in path.read_text(encoding="utf-8"), path

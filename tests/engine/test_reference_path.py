@@ -2,9 +2,10 @@
 
 ``scripts/trace_backward.py`` lists every leafkit function that ``(x * x).sum().backward()`` runs.  With
 ``LEAFKIT_FAST=0`` (read when leafkit is imported, so each measurement runs in a fresh interpreter) that is the
-reference path a learner reads after lesson 5: it must fit in 400 lines in 6 files, and run no code built at run
-time.  That the two paths give the same gradients is shown by running the gradient suites under both
-(``make test``).
+reference path a learner reads after lesson 5 (and lesson 14 walks through): it must fit in 420 lines in 6 files,
+and run no code built at run time.  (It was 401 lines when the reference path was written; the saved-tensor
+hooks' checks in saving and unpacking, and vmap's check in ``apply``, are on it now.)  That the two paths give the
+same gradients is shown by running the gradient suites under both (``make test``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "trace_backward.py"
-MAX_LINES, MAX_FILES = 400, 6
+MAX_LINES, MAX_FILES = 420, 6
 
 
 def trace(fast: bool) -> dict:
@@ -38,7 +39,7 @@ def reference() -> dict:
     return trace(fast=False)
 
 
-def test_reference_path_fits_in_400_lines_in_6_files(reference):
+def test_reference_path_fits_in_420_lines_in_6_files(reference):
     assert not reference["fast"]
     assert reference["n_lines"] <= MAX_LINES, f"{reference['n_lines']} lines:\n{listing(reference)}"
     assert len(reference["files"]) <= MAX_FILES, reference["files"]
