@@ -22,7 +22,16 @@ from .._device import array_module, to_device_array  # noqa: F401  (array_module
 from .._dtype import DIFFERENTIABLE_KINDS
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state
-from ..autograd.graph import RELEASED_MESSAGE, RUN_FIRST, Node, SavedVariable, connect, save_input, save_output
+from ..autograd.graph import (
+    RELEASED_MESSAGE,
+    RUN_FIRST,
+    Node,
+    SavedTensor,
+    SavedVariable,
+    connect,
+    save_input,
+    save_output,
+)
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -543,11 +552,19 @@ class OpNode(Node):
         ]
 
     def __getattr__(self, item):
-        # PyTorch exposes saved values as ``_saved_<name>`` attributes.
-        if item.startswith("_saved_"):
+        # PyTorch exposes saved values as ``_saved_<name>`` attributes, and saved tensors also as
+        # ``_raw_saved_<name>`` (a SavedTensor, where hooks can be registered)
+        if item.startswith("_raw_saved_"):
+            spec = type(self)._spec
+            name = item[11:]
+            if name in spec.saved_names:
+                k = spec.saved_names.index(name)
+                if spec.saved_kinds[k][0] in ("input", "output"):
+                    return SavedTensor(self, k)
+        elif item.startswith("_saved_"):
             spec = type(self)._spec
             name = item[7:]
-            if name in spec.saved_names:
+            if name in spec.saved_names and not name.endswith("_scalar_type"):  # PyTorch shows no saved dtype
                 k = spec.saved_names.index(name)
                 saved = self._stash
                 if saved is None:
@@ -563,7 +580,13 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{item}'")
 
     def __dir__(self):
-        return list(super().__dir__()) + ["_saved_" + n for n in type(self)._spec.saved_names]
+        spec = type(self)._spec
+        raw = [f"_raw_saved_{n}" for n, (kind, _) in zip(spec.saved_names, spec.saved_kinds) if kind in _TENSOR_KINDS]
+        shown = ["_saved_" + n for n, (kind, _) in zip(spec.saved_names, spec.saved_kinds) if kind != "_scalar_type"]
+        return list(super().__dir__()) + shown + raw
+
+
+_TENSOR_KINDS = ("input", "output")
 
 
 def _run_grouped(spec, values, needs, F) -> list:

@@ -36,7 +36,16 @@ from .._tensor import Tensor
 from ..autograd import anomaly_mode
 from ..autograd import engine as _engine
 from ..autograd.grad_mode import _state
-from ..autograd.graph import RELEASED_MESSAGE, RUN_FIRST, AccumulateGrad, SavedVariable, _sequence, api, nrs
+from ..autograd.graph import (
+    RELEASED_MESSAGE,
+    RUN_FIRST,
+    SAVED_HOOKS,
+    AccumulateGrad,
+    SavedVariable,
+    _sequence,
+    api,
+    nrs,
+)
 from . import _base, _namespace, _registry
 from ._base import OpNode, _arrays, _check_saved_inputs, _plain
 
@@ -446,6 +455,8 @@ def _compile_save(spec, plan):
                 "        if a._inference:",
                 "            a._check_can_be_saved()",
                 f"        s{k} = SV(a._data, a._version_counter, a, a._output_nr, a._grad_fn, a._device)",
+                "        if HOOKS:",
+                f"            s{k}.pack(HOOKS[-1], a)",
                 "    else:",
                 f"        s{k} = a",
             ]
@@ -454,6 +465,8 @@ def _compile_save(spec, plan):
             lines += [
                 f"    r = results[{i}]",
                 f"    s{k} = SV(r._data, r._version_counter, r if r._grad_fn is None else None, {i}, name, r._device)",
+                "    if HOOKS:",
+                f"        s{k}.pack(HOOKS[-1], r)",
             ]
         elif kind in ("_sym_sizes", "_sym_strides") and i >= 0:
             lines += [
@@ -474,6 +487,7 @@ def _compile_save(spec, plan):
         "defaults": spec.defaults,
         "T": Tensor,
         "SV": SavedVariable,
+        "HOOKS": SAVED_HOOKS,
         "name": spec.node_name,
         "asarray": np.asarray,
         "SAVE": _base._SAVE,

@@ -23,7 +23,7 @@ from .. import _device, _dtype
 from .._random import normal_array, uniform_array
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ..autograd.grad_mode import _state
-from ..autograd.graph import SavedVariable
+from ..autograd.graph import SavedVariable, save_input
 from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, warn_user
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
@@ -252,7 +252,7 @@ def _save_self_as_clone(node, t) -> None:
         if sv.__class__ is SavedVariable and spec.saved_kinds[k] == ("input", 0):
             c = clone(t)
             saved = list(saved)
-            saved[k] = SavedVariable(c._data, c._version_counter, c, c._output_nr, c._grad_fn, c._device)
+            saved[k] = save_input(c)  # packed by the saved-tensor hooks in place, as PyTorch packs its clone
             node._stash = tuple(saved)
             return
 

@@ -16,12 +16,15 @@ at import through :data:`api`.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
+
+import numpy as np
 
 from . import anomaly_mode
 
@@ -30,6 +33,10 @@ __all__ = [
     "AccumulateGrad",
     "RemovableHandle",
     "SavedVariable",
+    "SavedTensor",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
     "TensorAPI",
     "TensorLike",
     "FormulaNamespace",
@@ -222,8 +229,28 @@ def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
     return handle
 
 
+# -- saved-tensor hooks ------------------------------------------------------------------------------------------
+# The stack of (pack_hook, unpack_hook) pairs that saved_tensors_hooks pushes; the savers read it (one truth test when
+# it is empty, so that recording costs nothing more without hooks).  It is one list for the whole process, always
+# the same object (the fast path's written-out savers hold it): PyTorch keeps one per thread.
+SAVED_HOOKS: list = []
+_hooks_disabled: list = [None]  # the message of the innermost disable_saved_tensors_hooks, or None
+_HOOKED = [-2]  # the version counter of a value saved with hooks: never its version, so unpack() goes to the hooks
+
+PACK_INPLACE_MESSAGE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
+    "to perform in-place operations on the input to a pack hook."
+)
+RAW_FREED_MESSAGE = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the graph are "
+    "freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through "
+    "the graph a second time or if you need to access saved variables after calling backward."
+)
+
+
 class SavedVariable:
-    """A tensor saved for backward, with the version it had when saved.
+    """A tensor saved for backward, with the version it had when saved (PyTorch's ``SavedVariable``).
 
     An *input* of the node is saved as the tensor itself (as PyTorch does:
     no reference cycle is possible); an *output* is saved as its array and
@@ -233,9 +260,16 @@ class SavedVariable:
 
     ``unpack`` raises PyTorch's "modified by an inplace operation" error when
     the tensor was changed in place since it was saved.
+
+    With saved-tensor hooks (:class:`saved_tensors_hooks`, or
+    ``grad_fn._raw_saved_<name>.register_hooks``) it keeps only what the pack
+    hook returned (``packed``) and how to rebuild the tensor's history; each
+    unpack calls the unpack hook and wraps its tensor in a new tensor with that
+    history.  As in PyTorch, no version check is made then: the hooks own the
+    value.
     """
 
-    __slots__ = ("data", "counter", "version", "tensor", "output_nr", "producer", "device")
+    __slots__ = ("data", "counter", "version", "tensor", "output_nr", "producer", "device", "unpack_hook", "packed")
 
     def __init__(self, data, counter, tensor=None, output_nr=0, producer=None, device=None):
         self.data = data
@@ -264,26 +298,220 @@ class SavedVariable:
     def unpack(self, node=None, as_tensor=False):
         """The saved array (or, with ``as_tensor``, the tensor, connected to the graph)."""
         if self.counter is not None and self.counter[0] != self.version:
-            self.check()
+            return self._unpack_hooked(node, as_tensor)  # hooks set (a counter that never matches) or the error
         if not as_tensor:
             return self.data
         if self.tensor is not None:
             return self.tensor
         return api.wrap(self.data, self.device, node, self.output_nr, self.counter)  # an output, around its node
 
+    # -- hooks ------------------------------------------------------------
+    def pack(self, hooks, t, origin=None) -> SavedVariable:
+        """Hand ``t`` (the tensor being saved) to the pack hook of ``hooks`` and keep what it returns instead of
+        the tensor, with the history of ``origin`` (default ``t``).  PyTorch's RuntimeError when the hook changes
+        ``t`` in place."""
+        pack_hook, unpack_hook = hooks
+        counter = t._version_counter
+        before = counter[0]
+        packed = pack_hook(t)
+        if counter[0] != before:
+            raise RuntimeError(PACK_INPLACE_MESSAGE)
+        if self.tensor is not None:  # an input: its history is kept, not the tensor
+            o = t if origin is None else origin
+            self.producer = (o._grad_fn, o._requires_grad, o._get_accumulator() if o._requires_grad else None)
+            self.tensor = None
+        elif not isinstance(self.producer, tuple):  # an output of the node: rebuilt around the node
+            self.producer = None
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.data = None  # what the hooks keep is all that is kept (save_on_cpu frees the device's memory)
+        self.counter, self.version = _HOOKED, -1  # unpack() takes its slow way, to the hooks, without a test more
+        return self
+
+    def _unpack_hooked(self, node, as_tensor):
+        if self.counter is not _HOOKED:
+            self.check()  # PyTorch's "modified by an inplace operation"
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, api.tensor_type):
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type {type(t).__name__}"
+            )
+        if not as_tensor:
+            return t._data
+        history = self.producer
+        if history is None:  # the node's own output
+            return api.wrap(t._data, t._device, node, self.output_nr, t._version_counter)
+        fn, requires_grad, acc = history
+        out = api.wrap(t._data, t._device, fn, self.output_nr, t._version_counter)
+        if fn is None and requires_grad:  # a leaf: the new tensor's gradient goes to the leaf's AccumulateGrad
+            out._requires_grad = True
+            out._acc_ref = weakref.ref(acc)
+        return out
+
+
+class SavedTensor:
+    """``grad_fn._raw_saved_<name>``: the saved value itself, where hooks can be set on it afterwards
+    (PyTorch's ``torch._C._autograd.SavedTensor``).
+
+    ``register_hooks(pack_hook, unpack_hook)`` packs the saved value now (the pack hook gets a tensor on its
+    storage, without history) and unpacks it through ``unpack_hook`` each time backward or ``_saved_<name>``
+    reads it.  PyTorch's errors: ``TypeError`` for hooks that are not callable; ``RuntimeError`` for a second
+    pair of hooks, for a saved value that is ``None``, and once the graph has been freed.
+    """
+
+    __slots__ = ("_node", "_k")
+
+    def __init__(self, node, k):
+        self._node = node
+        self._k = k
+
+    def _saved(self):
+        stash = self._node._stash
+        return stash[self._k] if stash is not None and self._k < len(stash) else None
+
+    @property
+    def data(self):
+        """The saved value, unpacked (as ``grad_fn._saved_<name>``)."""
+        return self.unpack()
+
+    def unpack(self):
+        """The saved value as a tensor connected to the graph; ``None`` when nothing was saved."""
+        self._node._check_released()
+        sv = self._saved()
+        return sv.unpack(self._node, as_tensor=True) if isinstance(sv, SavedVariable) else sv
+
+    @property
+    def unpack_hook(self):
+        """The unpack hook in place on this saved value, or ``None``."""
+        sv = self._saved()
+        return sv.unpack_hook if isinstance(sv, SavedVariable) and sv.counter is _HOOKED else None
+
+    def register_hooks(self, *hooks) -> None:
+        """Set ``(pack_hook, unpack_hook)`` on this saved value (see the class)."""
+        if len(hooks) != 2 or not callable(hooks[0]) or not callable(hooks[1]):
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument types are supported:\n"
+                "    1. (self: torch._C._autograd.SavedTensor, arg0: collections.abc.Callable, "
+                "arg1: collections.abc.Callable) -> None\n\n"
+                f"Invoked with: {', '.join(map(repr, (self, *hooks)))}"
+            )
+        pack_hook, unpack_hook = hooks
+        node, k = self._node, self._k
+        stash = node._stash
+        if stash is None and node._released and node._had_saved:
+            raise RuntimeError(RAW_FREED_MESSAGE)
+        sv = stash[k] if stash is not None and k < len(stash) else None
+        if sv is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        if not isinstance(sv, SavedVariable):  # a Python number, saved as PyTorch's wrapped-number tensor
+            t = api.wrap(_number_array(sv), None)
+            sv = SavedVariable(t._data, t._version_counter, t, 0, None, t._device)
+            node._stash = stash[:k] + (sv,) + stash[k + 1 :]
+        if sv.counter is _HOOKED:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair of "
+                "hooks is allowed at a time."
+            )
+        value = sv.unpack(node, as_tensor=True)
+        alias = api.wrap(value._data, value._device, None, 0, value._version_counter)  # the storage, no history
+        sv.pack((pack_hook, unpack_hook), alias, value)
+
+    def __repr__(self) -> str:
+        return f"<torch._C._autograd.SavedTensor object at {id(self):#x}>"
+
+
+def _number_array(v):
+    dt = np.bool_ if isinstance(v, bool) else (np.int64 if isinstance(v, int) else np.float64)
+    return np.asarray(v, dtype=dt)
+
 
 def save_input(t: Any) -> SavedVariable:
-    """What a node keeps of an input tensor ``t`` it saves for backward: the tensor itself, and its version."""
+    """What a node keeps of an input ``t`` it saves: the tensor and its version (or what a pack hook returns)."""
     if t._inference:
         t._check_can_be_saved()  # "Inference tensors cannot be saved for backward" (outside inference mode)
-    return SavedVariable(t._data, t._version_counter, t, t._output_nr, t._grad_fn, t._device)
+    sv = SavedVariable(t._data, t._version_counter, t, t._output_nr, t._grad_fn, t._device)
+    return sv.pack(SAVED_HOOKS[-1], t) if SAVED_HOOKS else sv
 
 
 def save_output(t: Any, node: Node, output_nr: int) -> SavedVariable:
     """What ``node`` keeps of its own output ``t``: the array and version counter only (keeping the tensor would
     make a cycle node -> tensor -> node); an output without history (indices) is kept as the tensor."""
     kept = t if t._grad_fn is not node else None
-    return SavedVariable(t._data, t._version_counter, kept, output_nr, node.name(), t._device)
+    sv = SavedVariable(t._data, t._version_counter, kept, output_nr, node.name(), t._device)
+    return sv.pack(SAVED_HOOKS[-1], t) if SAVED_HOOKS else sv
+
+
+class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Pack and unpack every tensor saved for backward inside the block (``torch.autograd.graph.saved_tensors_hooks``).
+
+    ``pack_hook(tensor) -> Any`` runs when an op (or ``ctx.save_for_backward``) saves a tensor, in forward; the
+    node keeps only its result.  ``unpack_hook(packed) -> Tensor`` runs each time backward (or
+    ``grad_fn._saved_<name>``) reads the value, and must return a tensor of the saved one's shape, dtype and
+    device.  The pack hook must not change its input in place (RuntimeError).  Blocks nest: the innermost pair
+    applies.  The hooks are those in place when the tensor is *saved*; leaving the block changes nothing for
+    graphs recorded inside it.
+
+    Raises ``RuntimeError`` with the message of :func:`disable_saved_tensors_hooks` when hooks are disabled,
+    ``TypeError`` when a hook is not callable.
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        if not callable(self.pack_hook) or not callable(self.unpack_hook):
+            raise TypeError(
+                "_push_saved_tensors_default_hooks(): incompatible function arguments. The following argument "
+                "types are supported:\n    1. (arg0: collections.abc.Callable, arg1: collections.abc.Callable) -> "
+                f"None\n\nInvoked with: {self.pack_hook!r}, {self.unpack_hook!r}"
+            )
+        if _hooks_disabled[0] is not None:
+            raise RuntimeError(_hooks_disabled[0])
+        SAVED_HOOKS.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(self, *exc: Any) -> None:
+        SAVED_HOOKS.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
+    """Keep the tensors saved for backward in CPU memory, and move each back to its device when backward needs it
+    (``torch.autograd.graph.save_on_cpu``): GPU memory traded for copies.
+
+    ``pin_memory=True`` asks for page-locked host memory: PyTorch pins only when CUDA is available; leafkit's
+    host memory is NumPy's, so the copy is a plain CPU tensor either way.  ``device_type`` names the accelerator
+    (``"cuda"``: leafkit's CuPy or its simulated cuda); tensors already on the CPU are kept as they are.
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(tensor):
+            return (tensor.device, tensor.cpu())
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+def saved_tensors_disabled_message() -> str | None:
+    """The message of the innermost :func:`disable_saved_tensors_hooks` block, or None outside any."""
+    return _hooks_disabled[0]
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Inside the block, :class:`saved_tensors_hooks` (and ``save_on_cpu``, and the non-reentrant checkpoint)
+    raise ``RuntimeError(error_message)`` (``torch.autograd.graph.disable_saved_tensors_hooks``).  Entering it
+    while hooks are in place raises the same error.  Blocks nest; leaving one restores the outer message."""
+    previous = _hooks_disabled[0]
+    try:
+        _hooks_disabled[0] = error_message
+        if SAVED_HOOKS:
+            raise RuntimeError(error_message)
+        yield
+    finally:
+        _hooks_disabled[0] = previous
 
 
 def connect(node: Node, inputs: Sequence[Any]) -> None:

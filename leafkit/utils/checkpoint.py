@@ -63,7 +63,7 @@ from .._tensor import Size, Tensor
 from ..autograd import _is_checkpoint_valid, backward, enable_grad, is_grad_enabled, no_grad
 from ..autograd.anomaly_mode import _stacklevel
 from ..autograd.function import Function
-from ..autograd.graph import AccumulateGrad, Node, SavedVariable
+from ..autograd.graph import SAVED_HOOKS, AccumulateGrad, Node, SavedVariable, saved_tensors_disabled_message
 
 __all__ = [
     "checkpoint",
@@ -388,10 +388,13 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
     forward_context, recompute_context = context_fn()
     if not is_grad_enabled():  # nothing is recorded, so nothing to drop
         return function(*args, **kwargs)
+    disabled = saved_tensors_disabled_message()
+    if disabled is not None:  # PyTorch's variant sets saved-tensor hooks of its own, refused here
+        raise RuntimeError(disabled)
     frame = _Frame(function, args, kwargs, preserve, recompute_context, determinism_check == "default", debug)
     start = _mark()
     failed = True
-    with forward_context:
+    with forward_context, _own_saved_tensor_hooks():
         outputs = function(*args, **kwargs)
         failed = False
     if failed:
@@ -402,6 +405,19 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
         )
     frame.drop(_region(outputs, start, _mark()))
     return outputs
+
+
+@contextlib.contextmanager
+def _own_saved_tensor_hooks():
+    """The caller's saved-tensor hooks set aside while the checkpointed function runs (and is recomputed): PyTorch's
+    non-reentrant checkpoint packs what the function saves with hooks of its own, innermost, so the caller's pack
+    hook sees only the checkpoint's inputs, and hooks set inside the function still apply."""
+    outer = SAVED_HOOKS[:]
+    SAVED_HOOKS.clear()
+    try:
+        yield
+    finally:
+        SAVED_HOOKS[:] = outer
 
 
 def _mark() -> int:
@@ -484,7 +500,7 @@ class _Frame:
         for i, t in zip(self.tensor_indices, self.saved_inputs.saved_tensors):
             inputs[i] = t
         start = _mark()
-        with _rng_fork(self.rng_state, self.preserve), enable_grad(), self.recompute_context:
+        with _rng_fork(self.rng_state, self.preserve), enable_grad(), self.recompute_context, _own_saved_tensor_hooks():
             outputs = self.function(*inputs, **self.kwargs)
         fresh = _region(outputs, start, _mark())
         self._match(fresh)
