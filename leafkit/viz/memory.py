@@ -13,7 +13,8 @@ tutorial "Hooks for saved tensors"):
   ``AddmmBackward0`` the same tensor as ``mat1``) keep its storage once, and a saved view of a
   parameter (``mat2`` is ``weight.t()``) keeps nothing the model does not hold already.
 * With a ``pack`` hook every save is packed on its own: what ``pack(t)`` returns is what the
-  graph keeps, once per save, parameters included.
+  graph keeps, once per save, parameters included; unless it returns the tensor itself (``t.cpu()``
+  of a tensor already on the CPU, as ``save_on_cpu`` does there), which is kept by reference.
 * Nodes listed in ``recomputed`` (those of a block run under ``torch.utils.checkpoint``) keep no
   tensor: their saved values are recomputed during backward.  Their ``_saved_*`` attributes are not
   read, because reading one would run that recomputation.
@@ -181,13 +182,15 @@ class _Counter:
 
     def entry(self, node: str, attr: str, t) -> SavedEntry:
         shape = I.shape_of(t)
+        ptr = I.storage_ptr(t)
         if self.pack is not None:
             kept = _packed_tensors(self.pack(t))
-            size = sum(_nbytes(k) for k in kept)
-            dtype = _dtype_str(kept[0]) if kept else "-"
-            device = str(kept[0].device) if kept else "-"
-            return SavedEntry(node, attr, shape, dtype, device, size, size)
-        ptr = I.storage_ptr(t)
+            if not (len(kept) == 1 and ptr is not None and I.storage_ptr(kept[0]) == ptr):  # a copy
+                size = sum(_nbytes(k) for k in kept)
+                dtype = _dtype_str(kept[0]) if kept else "-"
+                device = str(kept[0].device) if kept else "-"
+                return SavedEntry(node, attr, shape, dtype, device, size, size)
+            t = kept[0]  # the hook kept the tensor itself (``t.cpu()`` of a CPU tensor): by reference
         size = _storage_nbytes(t)
         e = SavedEntry(node, attr, shape, _dtype_str(t), str(t.device), size, size)
         if ptr is not None and ptr in self.param_ptrs:
@@ -233,7 +236,8 @@ def saved_memory(outputs, *, params=None, recomputed=None, pack=None, extra=()) 
         with the block's name.  Their ``_saved_*`` attributes are not read.
     pack : callable, optional
         What a saved-tensor hook keeps: ``pack(tensor)`` returns a tensor or a tuple holding tensors
-        (``lambda t: t.to(torch.float16)``).  ``None``: tensors are kept by reference.
+        (``lambda t: t.to(torch.float16)``); a tensor on the input's own storage is kept by
+        reference.  ``None``: every tensor is kept by reference.
     extra : sequence of (str, Tensor)
         Tensors kept besides the nodes' saves, as ``(name, tensor)`` (a checkpoint's inputs).
 

@@ -153,8 +153,8 @@ def _pack_of(torch, hooks: str, ns: dict):
     """What the hooks keep, for :func:`saved_memory` (the shown ``pack``, or save_on_cpu's CPU copy)."""
     if hooks == "float16":
         return ns["pack"]
-    if hooks == "cpu":
-        return lambda t: torch.empty(tuple(t.shape), dtype=t.dtype, device="cpu")
+    if hooks == "cpu":  # save_on_cpu without pin_memory packs (t.device, t.cpu())
+        return lambda t: (t.device, t.cpu())
     return None
 
 

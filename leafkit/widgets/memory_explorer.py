@@ -65,9 +65,9 @@ TEXT = {
         "their forward again ({n} ops) to get the tensors back. Memory for time.",
         "why_float16": " The float16 hooks pack every saved tensor into a copy of half the size, once per save "
         "(parameters included): backward reads a float32 tensor rounded to float16.",
-        "why_cpu": " save_on_cpu packs every saved tensor into a copy in CPU memory, once per save, and brings "
-        "it back to the tensor's device in backward; on a GPU this frees device memory, here the model is "
-        "already on the CPU.",
+        "why_cpu": " save_on_cpu packs every saved tensor as tensor.cpu() and moves it back to its device in "
+        "backward. On a GPU that is a copy in host memory, and the GPU memory is freed; here the model is on "
+        "the CPU, where tensor.cpu() is the tensor itself: nothing changes.",
     },
     "zh": {
         "title": "MemoryExplorer：反向传播保存了什么",
@@ -104,8 +104,9 @@ TEXT = {
         "（{n} 个运算）把张量算回来。这是用时间换内存。",
         "why_float16": "float16 钩子把每个保存的张量打包成一半大小的副本，每保存一次就复制一次（参数也不例外）："
         "反向传播读到的是舍入成 float16 再转回 float32 的张量。",
-        "why_cpu": "`save_on_cpu` 把每个保存的张量复制到 CPU 内存，每保存一次复制一次，反向传播时再搬回原来的设备；"
-        "在 GPU 上这能腾出显存，这里模型本来就在 CPU 上。",
+        "why_cpu": "`save_on_cpu` 把每个保存的张量打包成 `tensor.cpu()`，反向传播时再搬回原来的设备。"
+        "在 GPU 上这是一份放在主机内存里的副本，显存因此腾出来；这里模型本来就在 CPU 上，"
+        "`tensor.cpu()` 就是张量本身，所以什么也没变。",
     },
 }
 
