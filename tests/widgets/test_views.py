@@ -43,6 +43,7 @@ def test_the_public_api_is_exported():
         "DetachExplorer",
         "LeafQuiz",
         "BackwardStepper",
+        "MemoryExplorer",
     ]
     assert leafkit.widgets.LeafExplorer is LeafExplorer
 
