@@ -38,13 +38,15 @@ PIP_FLAGS    ?=
 PYTEST_ARGS  ?=
 APT_PACKAGES ?= graphviz chromium fonts-dejavu-core fonts-wqy-zenhei
 
-# The gradient suites (gradcheck, gradgradcheck, op parity, gradient routing, random programs, higher order)
+# The gradient suites (gradcheck, gradgradcheck, op parity, gradient routing, random programs, higher order,
+# saved-tensor hooks, the profiler's rebinding of the engine)
 # run a second time on the reference path: LEAFKIT_FAST=0 leaves out the speed-ups of
 # leafkit/_functions/_fast.py, so both paths are shown to give PyTorch's gradients.
 REFERENCE_TESTS ?= tests/engine/test_gradcheck.py tests/engine/test_op_db.py tests/engine/test_engine.py \
   tests/engine/test_views_inplace.py tests/parity/test_op_db_parity.py tests/parity/test_gradient_routing.py \
   tests/parity/test_random_programs.py tests/parity/test_random_inplace_programs.py \
-  tests/parity/test_higher_order.py tests/parity/test_engine_parity.py tests/parity/test_grads_batched_parity.py
+  tests/parity/test_higher_order.py tests/parity/test_engine_parity.py tests/parity/test_grads_batched_parity.py \
+  tests/parity/test_saved_tensors_hooks_parity.py tests/parity/test_profiler_parity.py
 
 # Notebook validation (nbval) is added only when lessons exist; pytest collects lessons/zh/ too,
 # with the same sanitize file.

@@ -179,7 +179,7 @@ def __getattr__(name):
     # subpackages that import heavier dependencies load on first use
     import importlib
 
-    if name in ("nn", "optim", "viz", "widgets", "examples", "utils"):
+    if name in ("nn", "optim", "viz", "widgets", "examples", "utils", "profiler"):
         return importlib.import_module(f".{name}", __name__)
     if name in ("make_dot", "draw", "explain"):
         return getattr(importlib.import_module(".viz", __name__), name)

@@ -23,7 +23,7 @@ from .. import _device, _dtype
 from .._random import normal_array, uniform_array
 from .._tensor import INFERENCE_INPLACE_MESSAGE, LEAF_INPLACE_MESSAGE, Tensor
 from ..autograd.grad_mode import _state
-from ..autograd.graph import SavedVariable, save_input
+from ..autograd.graph import SAVED_HOOKS, SavedVariable, save_input
 from ._base import array_module, as_array, broadcast_check, check_tensor, is_number, num, warn_user
 from ._registry import _arrays, apply, defop, public
 from .copy import clone
@@ -207,14 +207,17 @@ def inplace(t, spec, args):
     old = Tensor._make(t._data, t._device, t._grad_fn, t._output_nr)
     old._requires_grad = t._requires_grad if base is None else base._requires_grad
     old._version_counter = t._version_counter
-    res = apply(spec, (old, *args[1:]))
-    if isinstance(res, tuple):
-        res = res[0]
-    _save_self_as_clone(res._grad_fn, t)
+    hooks = SAVED_HOOKS[-1] if SAVED_HOOKS else None  # saved-tensor hooks pack what the op keeps once written
+    res = _record_unpacked(spec, old, args, t) if hooks is not None else apply(spec, (old, *args[1:]))
+    if hooks is None:
+        res = res[0] if isinstance(res, tuple) else res
+        _save_self_as_clone(res._grad_fn, t)
     node = res._grad_fn
     _write(t, res._data)
     t._version_counter[0] += 1
     _rebind_saved_result(node, res, t)
+    if hooks is not None:
+        _pack_saved(node, t, hooks)
     if base is None:
         if t._retains_grad and t._grad_fn is not None:  # retain_grad follows the tensor to its new history
             ref = (t._grad_fn._retain_refs or {}).pop(t._output_nr, None)
@@ -255,6 +258,28 @@ def _save_self_as_clone(node, t) -> None:
             saved[k] = save_input(c)  # packed by the saved-tensor hooks in place, as PyTorch packs its clone
             node._stash = tuple(saved)
             return
+
+
+def _record_unpacked(spec, old, args, t):
+    """The op recorded with the saved-tensor hooks set aside: what it saves is packed after the write into ``t``
+    (:func:`_pack_saved`), since its result is ``t`` itself then, as PyTorch packs it."""
+    outer = SAVED_HOOKS[:]
+    SAVED_HOOKS.clear()
+    try:
+        res = apply(spec, (old, *args[1:]))
+        res = res[0] if isinstance(res, tuple) else res
+        _save_self_as_clone(res._grad_fn, t)
+    finally:
+        SAVED_HOOKS[:] = outer
+    return res
+
+
+def _pack_saved(node, t, hooks) -> None:
+    """Under saved-tensor hooks: what the in-place op's node saved, handed to the pack hook once ``t`` holds the
+    result (its own result is ``t`` itself, at its new version; a saved input, the tensor saved)."""
+    for sv in node._stash or ():
+        if sv.__class__ is SavedVariable:
+            sv.pack(hooks, sv.tensor if sv.tensor is not None else t)
 
 
 def _rebind_saved_result(node, res, t) -> None:

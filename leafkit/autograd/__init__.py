@@ -48,6 +48,7 @@ __all__ = [
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
     "graph",
+    "profiler",
     "Node",
     "AccumulateGrad",
     "functional",
@@ -346,4 +347,4 @@ class Variable(metaclass=_VariableMeta):
 Variable.__module__ = "leafkit.autograd.variable"
 
 
-from . import functional  # noqa: E402,F401  (torch.autograd.functional)
+from . import functional, profiler  # noqa: E402,F401  (torch.autograd.functional, torch.autograd.profiler)

@@ -29,7 +29,7 @@ import functools
 from typing import Any
 
 from .grad_mode import _state, no_grad
-from .graph import Error, Node, api, connect, save_input, save_output
+from .graph import Error, Node, SavedTensor, api, connect, save_input, save_output
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -88,6 +88,13 @@ class BackwardCFunction(Node, FunctionCtx):
         if not saved:
             return ()
         return tuple(s.unpack(self, as_tensor=True) if s is not None else None for s in saved)
+
+    @property
+    def _raw_saved_tensors(self):
+        """The saved values as ``SavedTensor`` handles, where ``register_hooks`` can be set (PyTorch's
+        ``ctx._raw_saved_tensors``); "backward through the graph a second time" once freed."""
+        self._check_released()
+        return tuple(SavedTensor(self, k) for k in range(len(self._stash or ())))
 
     def _backward(self, grads, F):
         wrap = not _state.enabled  # a plain pass hands arrays around; the user's backward takes tensors

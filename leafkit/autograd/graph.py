@@ -343,9 +343,10 @@ class SavedVariable:
             return api.wrap(t._data, t._device, node, self.output_nr, t._version_counter)
         fn, requires_grad, acc = history
         out = api.wrap(t._data, t._device, fn, self.output_nr, t._version_counter)
-        if fn is None and requires_grad:  # a leaf: the new tensor's gradient goes to the leaf's AccumulateGrad
+        if fn is None and requires_grad:  # a leaf: its gradient goes to the leaf's AccumulateGrad (if it has one)
             out._requires_grad = True
-            out._acc_ref = weakref.ref(acc)
+            if acc is not None:
+                out._acc_ref = weakref.ref(acc)
         return out
 
 

@@ -5,10 +5,15 @@ records is compared."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parity.test_random_inplace_programs import arrays as inplace_arrays
+from parity.test_random_inplace_programs import run as run_inplace
+from parity.test_random_inplace_programs import step as inplace_step
 from parity.test_random_programs import leaf, run, step  # the random programs of the parity suite
 
 import leafkit
@@ -58,6 +63,15 @@ def basics(lib):
         y = x * x
     y.sum().backward()
     log.append(x.pow(2).grad_fn._saved_self is x)
+    # a view made under no_grad of a leaf: requires grad, has no gradient edge; unpacked the same
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with lib.no_grad():
+        v = a[1:]
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+        y = (v * w[:2]).sum()
+    log.append(y.grad_fn.next_functions[0][0]._saved_self.requires_grad)
+    y.backward()
+    log.append((_r(w.grad), a.grad))
     return log
 
 
@@ -87,6 +101,17 @@ def inplace(lib):
         c = a * a
     log.append(_outcome(lambda: (c.sum().backward(), c.grad_fn._saved_self)))
     log.append(_outcome(lambda: lib.autograd.graph.saved_tensors_hooks(1, 2).__enter__()))
+    # in-place ops: the pack hook gets the written tensor itself (exp_'s result), a clone of what sin_ changes
+    a.grad = None
+    packs = []
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: packs.append((tuple(t.shape), t._version)) or t, lambda p: p):
+        b = a * 1
+        b.exp_()
+        c = b.sin_()
+        d = b[0] * 3
+        e = lib.nn.functional.relu(b)
+    (c.sum() + d + e.sum()).backward()
+    log.append((packs, _r(a.grad)))
     return log
 
 
@@ -170,6 +195,33 @@ def custom_function(lib):
     return log
 
 
+def custom_function_raw(lib):
+    """``ctx._raw_saved_tensors``: one ``SavedTensor`` per saved value, hooks set afterwards, freed after backward."""
+    log = []
+
+    class Sq(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, _ = ctx.saved_tensors
+            return 2 * x * g
+
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    s = Sq.apply(a)
+    raw = s.grad_fn._raw_saved_tensors
+    log.append((type(raw).__name__, [type(v).__name__ for v in raw]))
+    raw[0].register_hooks(lambda t: log.append(("pack", t is a, t.requires_grad)) or t, lambda p: log.append("up") or p)
+    log.append(_outcome(lambda: raw[1].register_hooks(lambda t: t, lambda p: p)))
+    s.sum().backward()
+    log.append(_r(a.grad))
+    log.append(_outcome(lambda: s.grad_fn._raw_saved_tensors))
+    return log
+
+
 def checkpoints(lib):
     log = []
     g = lib.autograd.graph
@@ -203,7 +255,17 @@ def save_on_cpu_program(lib):
 
 
 @pytest.mark.parametrize(
-    "program", [basics, inplace, nesting_and_disable, create_graph, custom_function, checkpoints, save_on_cpu_program]
+    "program",
+    [
+        basics,
+        inplace,
+        nesting_and_disable,
+        create_graph,
+        custom_function,
+        custom_function_raw,
+        checkpoints,
+        save_on_cpu_program,
+    ],
 )
 def test_same_as_pytorch(program):
     with np.errstate(all="ignore"):
@@ -253,3 +315,26 @@ def test_pass_through_hooks_change_no_gradient(data):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.tuples(inplace_arrays, inplace_arrays), st.lists(inplace_step, min_size=1, max_size=7))
+def test_random_inplace_programs_under_hooks_match_pytorch(data, program):
+    """Views and in-place ops recorded under pass-through hooks: no version check is made, so both libraries
+    compute with what the saved storage holds when backward runs; facts, values and gradients must agree."""
+
+    def under_hooks(lib):
+        with warnings.catch_warnings(), lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            warnings.simplefilter("ignore")
+            return run_inplace(lib, data, program)
+
+    want, got = under_hooks(torch), under_hooks(leafkit)
+    assert got[0] == want[0]
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert got[2][0] == want[2][0], (got[2], want[2])
+    if want[2][0] == "ok":
+        for g, w in zip(got[2][1], want[2][1]):
+            assert (g is None) == (w is None)
+            if g is not None:
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
