@@ -55,6 +55,7 @@ REGISTRY = (
     ("detach_explorer", "DetachExplorer"),
     ("quiz", "LeafQuiz"),
     ("backward_stepper", "BackwardStepper"),
+    ("memory_explorer", "MemoryExplorer"),
 )
 
 #: :class:`ExplorerEntry` per registered explorer (``.name``, ``.cls``, ``.slug``, ``.css_class``, ``.summary()``).
