@@ -622,8 +622,10 @@ def explorer_name(source: str) -> str:
 #: kernel sends with the bar's widget) or "training: 100%|██████████| 230/230 [00:03<00:00,
 #: 70.10batch/s, loss 0.1]" (the last).  lessons/sanitize.cfg has the same pattern.
 TQDM_FRAME = re.compile(r"^(.*?)\s*\d+%\|[^|\n]*\|\s*\S+/(\S+) \[[^\n]*\]$")
-#: The parts of a tqdm frame that change from run to run: "[00:03<00:00, 70.10batch/s".
-TQDM_TIMING = re.compile(r"\[(?:\d+:)?\d+:\d+<(?:(?:\d+:)?\d+:\d+|\?), [^,\]]*")
+#: The parts of a tqdm frame that change from run to run: "[00:03<00:00, 70.10" of
+#: "[00:03<00:00, 70.10batch/s" (a slow bar writes "1.25s/batch"); the unit (group 1) is
+#: not timing, so a bar whose unit changed ("batch" -> "批") is a changed output.
+TQDM_TIMING = re.compile(r"\[(?:\d+:)?\d+:\d+<(?:(?:\d+:)?\d+:\d+|\?), (?:[\d.]+|\?)(?:s/)?([^,\]/]*)(?:/s)?")
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
@@ -737,7 +739,7 @@ def keep_unchanged_outputs(new_nb, old_nb) -> None:
 
     def masked(outputs) -> str:
         text = json.dumps(outputs, sort_keys=True, ensure_ascii=False)
-        return TQDM_TIMING.sub("[time", KERNEL_FILE.sub("<kernel-file>", ADDRESS.sub("0x0", text)))
+        return TQDM_TIMING.sub(r"[time \1", KERNEL_FILE.sub("<kernel-file>", ADDRESS.sub("0x0", text)))
 
     for cell in new_nb.cells:
         prev = old.get(cell.id)

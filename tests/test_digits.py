@@ -205,6 +205,7 @@ def test_train_progress_bar_speaks_chinese_after_set_language(data):
         )
     last = buf.getvalue().rsplit("\r", 1)[-1]
     assert last.startswith("训练: 100%|"), last
+    assert "批/s" in last and "batch" not in last, last  # the rate's unit is Chinese too
     assert f"第 1/1 轮，损失 {history['loss'][-1]:.4f}，测试准确率 {history['test_acc'][-1]:.2%}" in last
     assert leafkit.get_language() == "en"
 

@@ -138,6 +138,25 @@ def test_rebuilding_keeps_a_bar_whose_frame_differs_only_in_timing():
     assert "loss 0.2]" in new.cells[0].outputs[0].data["text/plain"]  # a real change is kept
 
 
+def test_a_bars_unit_is_not_timing():
+    """A slow bar's rate ("1.25s/batch") is timing; a bar whose unit changed ("batch" -> "批") is a new output."""
+    frame = "训练: 100%|██████████| 46/46 [{}, 第 2/2 轮]"
+
+    def kept(old_timing, new_timing) -> bool:
+        old, new = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+        for nb, timing in ((old, old_timing), (new, new_timing)):
+            cell = nbformat.v4.new_code_cell("train()")
+            cell.id = "train"
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": frame.format(timing)})]
+            nb.cells = [cell]
+        build_lessons.keep_unchanged_outputs(new, old)
+        return new.cells[0].outputs[0].data["text/plain"] == frame.format(old_timing)
+
+    assert kept("00:01<00:00, 40.10batch/s", "00:40<00:00, 1.25s/batch")
+    assert kept("00:01<00:00, 40.10批/s", "00:02<00:00, 22.97批/s")
+    assert not kept("00:01<00:00, 40.10batch/s", "00:02<00:00, 22.97批/s")
+
+
 @pytest.mark.parametrize("item", lessons(), ids=lambda i: f"{i[0]}-{i[1].stem}")
 def test_stored_bars_are_finished_frames(item):
     """Every tqdm bar a lesson stores is the text of its last frame, at 100%."""

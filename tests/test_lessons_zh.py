@@ -121,9 +121,6 @@ ENGLISH_TERMS = {
     "torch", "autograd", "tensor", "Tensor", "detach", "cuda", "cpu", "nan", "NaN", "ln",  # code and math
     "GAN", "RNN", "BPTT", "SGD", "Adam", "ReLU", "Sigmoid", "Tanh", "Linear", "Dropout",  # the field's names
     "saved",  # torchviz: "self: [saved tensor]"
-    # leafkit.viz's own note on a simulated cuda device, "device=cuda:0 (simulated)": the drawings'
-    # texts belong to leafkit.viz, which translates its labels; take this out once it says it in Chinese
-    "simulated",
 }  # fmt: skip
 #: Parts of an output line that are code or PyTorch's own words, not English prose.
 CODE_IN_OUTPUT = [

@@ -84,6 +84,7 @@ TEXT = {
         "text_title": "variables (outputs first, inputs indented below):",
         "text_leaf": "leaf",
         "text_nonleaf": "NON-LEAF",
+        "simulated": " (simulated)",
     },
     "zh": {
         "legend": _legend("zh"),
@@ -103,10 +104,17 @@ TEXT = {
         "text_title": "变量（输出在上，输入缩进在下）：",
         "text_leaf": "叶子张量",
         "text_nonleaf": "非叶子张量",
+        "simulated": "（模拟）",
     },
 }
 
 _VAR_FIELDS = ("is_leaf", "requires_grad", "grad_fn", "device", "grad")
+
+
+def _device(dev: str, words) -> str:
+    """``dev`` as the drawing shows it: the simulated cuda's ``" (simulated)"`` in the drawing's language."""
+    suffix = TEXT["en"]["simulated"]
+    return dev[: -len(suffix)] + words["simulated"] if dev.endswith(suffix) else dev
 
 
 def _h(s) -> str:
@@ -211,7 +219,7 @@ def _var_label(v: _Var, change, words=TEXT["en"]):
         row(f"is_leaf={v.is_leaf}", bold=not v.is_leaf)
     row(f"requires_grad={v.rg}")
     row(f"grad_fn={v.fn_name}" if v.fn_name else "grad_fn=None")
-    row(f"device={v.device}   shape={v.shape}")
+    row(f"device={_device(v.device, words)}   shape={v.shape}")
     if v.grad is not None:
         row(f"grad={v.grad}", bold=True)
     if v.retains:
@@ -227,7 +235,7 @@ def _var_label(v: _Var, change, words=TEXT["en"]):
 
 def _var_text(v: _Var, words=TEXT["en"]) -> str:
     kind = words["text_leaf"] if v.is_leaf else words["text_nonleaf"]
-    parts = [f"{v.name} [{kind}] requires_grad={v.rg} grad_fn={v.fn_name} device={v.device}"]
+    parts = [f"{v.name} [{kind}] requires_grad={v.rg} grad_fn={v.fn_name} device={_device(v.device, words)}"]
     if v.grad is not None:
         parts.append(f"grad={v.grad}")
     if v.retains:
@@ -595,13 +603,13 @@ class _VariablesView:
         if is_new:
             changes["added_nodes"].append(sig)
         label = (
-            f"{words['unnamed_leaf']}\\nshape={I.shape_str(var)}  device={I.device_str(var)}"
+            f"{words['unnamed_leaf']}\\nshape={I.shape_str(var)}  device={_device(I.device_str(var), words)}"
             f"\\nrequires_grad={bool(var.requires_grad)}"
         )
         attrs = dict(fillcolor=LEAF_FILL, fontsize="9", style="filled,rounded")
         if is_new:
             attrs.update(color=NEW_COLOR, penwidth="3")
-        text = f"{words['unnamed_leaf']} {I.shape_str(var)} device={I.device_str(var)}"
+        text = f"{words['unnamed_leaf']} {I.shape_str(var)} device={_device(I.device_str(var), words)}"
         unnamed[id(var)] = i = self.model.add_node("leaf", "unnamed leaf", label, text, sig=sig, **attrs)
         return i
 

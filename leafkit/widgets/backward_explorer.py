@@ -113,7 +113,7 @@ TEXT = {
         "tip_reset": "重新构建计算图",
         "code": "代码（每次操作后从头重新运行）",
         "pass_mark": "第 {p} 次",
-        "not_kept": "抛出 {error}（不保留）",
+        "not_kept": "抛出 {error}（这一行不会留在代码里）",
         "columns": ("变量", "is_leaf", "retains_grad", "钩子"),
         "grad_after": "第 {p} 次之后的 .grad",
         "grad": ".grad",

@@ -98,7 +98,7 @@ TEXT = {
         "edit_label": "原地修改 y：",
         "autograd_label": "自动求导：",
         "code": "代码（每次点击后从头重新运行）",
-        "not_kept": "抛出 {error}（不保留）",
+        "not_kept": "抛出 {error}（这一行不会留在代码里）",
         "shared": "共享",
         "columns": ("变量", "值", "is_leaf", "requires_grad", "grad_fn", "data_ptr()", "_version", ".grad"),
         "table": "x、y（和 z）",

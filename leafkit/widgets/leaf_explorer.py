@@ -424,7 +424,7 @@ def _row_cells(r, lang="en"):
         bool_html(r["is_leaf"], strong_false=True),
         bool_html(r["requires_grad"]),
         mono(r["grad_fn"]) if r["grad_fn"] else none_html(),
-        esc(device_text(r["device"], lang)),
+        f'<span style="white-space:nowrap">{esc(device_text(r["device"], lang))}</span>',  # one line: cuda:0（模拟）
     ]
 
 

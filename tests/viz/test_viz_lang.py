@@ -82,6 +82,23 @@ def test_draw_in_chinese_names_cjk_fonts_and_english_never_does(tk):
     assert node.findall(en) == node.findall(zh) and edge.findall(en) == edge.findall(zh)
 
 
+def test_the_simulated_cuda_is_named_in_the_drawings_language(lk):
+    """leafkit's simulated cuda reads "cuda:0 (simulated)" in an English drawing and "cuda:0（模拟）" in a
+    Chinese one: the box, the text fallback and an unnamed leaf's box alike."""
+    if lk.cuda.backend() != "simulated":
+        pytest.skip("cuda is a real GPU here: nothing is simulated")
+    a = lk.tensor([1.0], requires_grad=True)
+    b = a.cuda()
+    hidden = lk.ones(1, requires_grad=True, device="cuda")
+    c = (hidden * 2).sum()
+    en, zh = draw(a=a, b=b, c=c), draw(a=a, b=b, c=c, lang="zh")
+    assert "device=cuda:0 (simulated)" in en.source and "device=cuda:0 (simulated)" in en.text
+    assert "simulated" not in zh.source and "simulated" not in zh.text
+    assert "device=cuda:0（模拟）" in zh.source and "device=cuda:0（模拟）" in zh.text
+    assert zh.source.count("（模拟）") == en.source.count("(simulated)") == 3  # b, c and the unnamed leaf
+    assert "device=cpu" in zh.source and "cpu（模拟）" not in zh.source
+
+
 def test_the_package_default_applies_when_lang_is_none(tk):
     x, y, h, z = program(tk)
     leafkit.set_language("zh")

@@ -178,6 +178,9 @@ def test_a_simulated_device_reads_as_chinese(no_dot):
     assert zh.rows == en.rows and zh.rows[-1]["device"] == "cuda:0 (simulated)"  # the data is the same
     assert "cuda:0（模拟）" in zh.table_view.value and "simulated" not in _prose(zh.table_view.value)
     assert "cuda:0 (simulated)" in en.table_view.value
+    # the explorer's drawing too (leafkit.viz names the device in the drawing's language)
+    assert "device=cuda:0（模拟）" in zh.drawing.text and "simulated" not in zh.drawing.source
+    assert "device=cuda:0 (simulated)" in en.drawing.text
 
 
 @pytest.mark.parametrize("entry", EXPLORERS, ids=lambda e: e.name)
