@@ -148,6 +148,8 @@ def _apply(spec, args):
         if a._base is not None:
             if a._version_counter[0] != a._attr_version or a._grad_fn.__class__ is _INVALID[0]:
                 return _apply_general(spec, args)  # a view to bring up to date (or to refuse): as the reference
+            if a._grad_fn is None:
+                a._follow_base()  # a view without history requires grad when its base does
         d = a._device
         if dev is None:
             dev = d
