@@ -26,6 +26,7 @@ interface the tensor layer installs (:data:`leafkit.autograd.graph.api`).
 from __future__ import annotations
 
 import functools
+import warnings
 
 from .grad_mode import _state, no_grad
 from .graph import Error, Node, SavedVariable, api
@@ -141,6 +142,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     Raises
     ------
+    DeprecationWarning
+        When instantiated ("should not be instantiated"), as PyTorch warns.
     RuntimeError
         When instantiated and called like a module ("Legacy autograd
         function with non-static forward method is deprecated"), and from
@@ -148,7 +151,13 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
-        pass
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so you "
+            "should invoke them on the class itself. Instantiating an autograd function will raise an error in a "
+            "future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
