@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from . import _device, _dtype
+from ._creation import tensor, zeros
 from ._tensor import Size, Tensor, _parse_size
 
 __all__ = [
@@ -59,8 +60,6 @@ def _options(d, dev) -> str:
 def legacy_new(dtype, device_type, args, kwargs):
     """PyTorch's legacy constructor for a tensor type of ``dtype`` on ``device_type`` (``"cpu"``/``"cuda"``);
     ``dtype=None`` is ``torch.Tensor`` itself (the default dtype, any dtype for a tensor argument)."""
-    from ._creation import tensor, zeros
-
     for k in kwargs:
         if k != "device":
             got = ", ".join([type(a).__name__ for a in args] + [f"{key}={_kind(v)}" for key, v in kwargs.items()])

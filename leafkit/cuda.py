@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _device
 from ._random import manual_seed as _manual_seed
+from ._tensor_types import CUDA_TYPES as _CUDA_TYPES
 
 __all__ = [
     "is_available",
@@ -26,10 +27,8 @@ __all__ = [
 
 def __getattr__(name):
     # torch.cuda.FloatTensor ...: the legacy types of cuda tensors (see leafkit._tensor_types)
-    from ._tensor_types import CUDA_TYPES
-
-    if name in CUDA_TYPES:
-        return CUDA_TYPES[name]
+    if name in _CUDA_TYPES:
+        return _CUDA_TYPES[name]
     raise AttributeError(f"module 'leafkit.cuda' has no attribute '{name}'")
 
 

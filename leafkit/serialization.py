@@ -44,7 +44,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _device, _dtype
+from . import _device, _dtype, _tensor_types
 from ._tensor import Size, Tensor
 
 __all__ = [
@@ -311,8 +311,6 @@ def _get_layout(name):
 
 def _torch_names():
     """The globals of PyTorch's weights-only allowlist, resolved to what leafkit builds for each."""
-    import leafkit
-
     from .nn.parameter import Parameter
 
     names = {
@@ -356,7 +354,7 @@ def _torch_names():
                 continue
             names[prefix + name] = StorageType(name)
         for kind in _TENSOR_TYPES:
-            cls = getattr(leafkit, f"{kind}Tensor", None)
+            cls = getattr(_tensor_types, f"{kind}Tensor", None)
             names[f"{prefix}{kind}Tensor"] = cls if cls is not None else _Unsupported(f"{prefix}{kind}Tensor")
     for prefix in ("torch.sparse.", "torch.cuda.sparse."):
         for kind in _TENSOR_TYPES:
@@ -546,8 +544,6 @@ def _leafkit_object(module, name):
     ``leafkit.nn.Linear``), or None."""
     import importlib
 
-    import leafkit
-
     for candidate in (module.replace("torch", "leafkit", 1), "leafkit.nn" if module.startswith("torch.nn.") else None):
         if candidate is None:
             continue
@@ -556,7 +552,7 @@ def _leafkit_object(module, name):
         except (ImportError, AttributeError):
             continue
         return obj
-    return getattr(leafkit, name, None) if module == "torch" else None
+    return None
 
 
 # -- the pickler -------------------------------------------------------------------------------------------------

@@ -127,10 +127,20 @@ LEFT_OUT = [
         None,
     ),
     (
-        "layers outside the everyday set: convolution, pooling, Flatten/Unflatten and Dropout2d (another branch "
-        "of issue 18), recurrent layers (RNN, LSTM, GRU), attention and Transformer, padding, upsampling, "
-        "pixel shuffle, fold/unfold, instance/group/RMS/local-response norms, lazy modules, EmbeddingBag, "
-        "Bilinear, and the rarer losses (CTC, margin, triplet, hinge, Poisson, Gaussian NLL)",
+        "convolution and pooling beyond the everyday set: 3-d convolution, pooling and channel dropout, "
+        "max-unpooling, adaptive max, fractional and LP pooling, the padding layers and the padding modes other "
+        "than zeros (padding_mode, F.pad's reflect/replicate/circular), conv_tbc",
+        "conv_tbc max_pool1d_with_indices",
+        r"^(Conv|ConvTranspose|MaxPool|AvgPool|AdaptiveAvgPool|AdaptiveMaxPool|FractionalMaxPool|LPPool|MaxUnpool"
+        r"|Dropout)[123]d$"
+        r"|^(conv|conv_transpose|max_pool|avg_pool|adaptive_avg_pool|adaptive_max_pool|fractional_max_pool|lp_pool"
+        r"|max_unpool|dropout)[123]d(_with_indices)?$"
+        r"|^(Reflection|Replication|Circular|Constant|Zero)Pad[123]d$",
+    ),
+    (
+        "layers outside the everyday set: recurrent layers (RNN, LSTM, GRU), attention and Transformer, "
+        "upsampling, pixel shuffle, fold/unfold, instance/group/RMS/local-response norms, lazy modules, "
+        "EmbeddingBag, Bilinear, and the rarer losses (CTC, margin, triplet, hinge, Poisson, Gaussian NLL)",
         "Container Buffer UninitializedBuffer UninitializedParameter attention common_types factory_kwargs grad "
         "intrinsic modules qat quantizable quantized utils assert_int_or_pair gumbel_softmax SyncBatchNorm "
         "BatchNorm3d AdaptiveLogSoftmaxWithLoss NLLLoss2d Softmax2d LinearCrossEntropyLoss LinearCrossEntropyOptions "
@@ -140,7 +150,7 @@ LEFT_OUT = [
         "scaled_dot_product_attention batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt "
         "batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats "
         "native_batch_norm native_group_norm native_channel_shuffle channel_shuffle ChannelShuffle "
-        "constant_pad_nd pad rms_norm RMSNorm group_norm GroupNorm instance_norm local_response_norm "
+        "rms_norm RMSNorm group_norm GroupNorm instance_norm local_response_norm "
         "LocalResponseNorm CrossMapLRN2d bilinear Bilinear embedding_bag EmbeddingBag ctc_loss CTCLoss "
         "cosine_embedding_loss CosineEmbeddingLoss hinge_embedding_loss HingeEmbeddingLoss margin_ranking_loss "
         "MarginRankingLoss triplet_margin_loss TripletMarginLoss triplet_margin_with_distance_loss "
@@ -150,9 +160,8 @@ LEFT_OUT = [
         "TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer MultiheadAttention RNN RNNBase "
         "RNNCellBase LSTM LSTMCell GRU GRUCell gru gru_cell lstm lstm_cell rnn_relu rnn_relu_cell rnn_tanh "
         "rnn_tanh_cell pixel_shuffle pixel_unshuffle PixelShuffle PixelUnshuffle interpolate upsample "
-        "upsample_bilinear upsample_nearest Upsample UpsamplingBilinear2d UpsamplingNearest2d Flatten Unflatten "
-        "conv_tbc convolution",
-        r"[Cc]onv|[Pp]ool|Pad[123]d$|^Lazy|^InstanceNorm|^Dropout[123]d$|^dropout[123]d$",
+        "upsample_bilinear upsample_nearest Upsample UpsamplingBilinear2d UpsamplingNearest2d",
+        r"^Lazy|^InstanceNorm",
     ),
     (
         "randomness beyond the everyday draws: distributions, quasi-random sequences, saving the RNG state, "

@@ -96,7 +96,26 @@ def location(obj):
         line = obj.__code__.co_firstlineno if hasattr(obj, "__code__") else inspect.getsourcelines(obj)[1]
         return path.relative_to(ROOT).as_posix(), line
     except (TypeError, OSError, ValueError):
-        return None
+        return _class_location(obj) if isinstance(obj, type) else None
+
+
+def _class_location(cls):
+    """Where a class is defined when its ``__module__`` is the path PyTorch prints, not the file that defines it
+    (``torch.autograd.Variable`` is ``leafkit.autograd.variable.Variable``, defined in ``autograd/__init__.py``):
+    the ``class`` statement around one of its methods, or ``None``."""
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is None:
+            continue
+        try:
+            path = Path(code.co_filename).resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            continue
+        for node in ast.walk(_tree(path)[1]):
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+                if node.lineno <= code.co_firstlineno <= node.end_lineno:
+                    return path, node.lineno
+    return None
 
 
 def _where(loc, prefix: str = "../") -> str:

@@ -5,7 +5,10 @@ As in PyTorch, most of these are functions of ``torch.nn.functional`` only
 (``torch._C._nn`` in PyTorch), not ``torch.*`` functions or Tensor methods;
 :mod:`leafkit.nn.functional` calls the entries here.  ``logit`` is also
 ``torch.logit`` / ``Tensor.logit`` (``clamp_min`` lives with the other
-bounds in :mod:`.elementwise`).
+bounds in :mod:`.elementwise`), and ``celu``, ``selu``, ``threshold`` (with
+their in-place twins), ``hardshrink`` and ``prelu`` are ``torch.*``
+functions too, defined at the end of this file: ``nn.functional`` calls
+them (``F.celu(x, inplace=True)`` is ``torch.celu_(x)``), as in PyTorch.
 
 Each activation's first derivative is an op of its own (``gelu_backward``,
 ``elu_backward`` ...), as in PyTorch's ``derivatives.yaml``, so a backward
@@ -803,3 +806,102 @@ threshold_inplace_spec = defop(
     self=lambda F, grad, self, threshold: F.threshold_backward(grad, self, threshold),
     doc="In-place threshold (``ThresholdBackward1``; the formula reads the input before the change).",
 )
+
+
+# -- the torch.* forms: torch.celu, selu, threshold (and their in-place twins), hardshrink, prelu ------------------
+# PyTorch's nn.functional calls these (``F.celu(x, inplace=True)`` is ``torch.celu_(x)``), and so does leafkit's.
+def apply_activation(name, spec, input, args, in_place):
+    """Record the activation ``spec`` on ``input`` (in place when ``in_place``), after PyTorch's check that
+    ``input`` is a Tensor (TypeError "``name``(): argument 'input' (position 1) must be Tensor, not list")."""
+    check_tensor(name, "input", input)
+    if in_place:
+        return inplace(input, spec, (input, *args))
+    return apply(spec, (input, *args))
+
+
+@public("celu", method=False)
+def celu(input, alpha=1.0):
+    """CELU, ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``CeluBackward0``); floating input of any shape.
+
+    Its derivative is ELU's (``EluBackwardBackward0`` when recorded).
+
+    Raises
+    ------
+    RuntimeError
+        ``alpha=0`` ("ZeroDivisionError: alpha cannot be 0 for CELU").
+    """
+    return apply_activation("celu", celu_spec, input, (float(alpha),), False)
+
+
+@public("celu_", method=False)
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu` (``CeluBackward1``, which saves the result)."""
+    return apply_activation("celu_", celu_inplace_spec, input, (float(alpha),), True)
+
+
+@public("selu", method=False)
+def selu(input):
+    """SELU, ``scale * elu(x, alpha)`` with the self-normalising constants (alpha ≈ 1.6733, scale ≈ 1.0507).
+
+    PyTorch computes it as ``elu(x, alpha, scale)``, so the node is ``EluBackward0``.
+    """
+    return apply_activation("selu", elu_spec, input, (SELU_ALPHA, SELU_SCALE, 1), False)
+
+
+@public("selu_", method=False)
+def selu_(input):
+    """In-place :func:`selu` (``EluBackward1``)."""
+    return apply_activation("selu_", elu_inplace_spec, input, (SELU_ALPHA, SELU_SCALE, 1), True)
+
+
+@public("threshold", method=False)
+def threshold(input, threshold, value):
+    """``value`` where ``x <= threshold``, ``x`` elsewhere (``ThresholdBackward0``).
+
+    Integer input is allowed (the comparison and the value follow the input's dtype), as in PyTorch; bool input
+    raises RuntimeError ("\\"threshold_cpu\\" not implemented for 'Bool'").
+    """
+    return apply_activation("threshold", threshold_spec, input, (threshold, value), False)
+
+
+@public("threshold_", method=False)
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold` (``ThresholdBackward1``)."""
+    return apply_activation("threshold_", threshold_inplace_spec, input, (threshold, value), True)
+
+
+@public("hardshrink")
+def hardshrink(input, lambd=0.5):
+    """``x`` outside ``[-lambd, lambd]``, 0 inside (``HardshrinkBackward0``); also ``Tensor.hardshrink``."""
+    check_tensor("hardshrink", "input", input)
+    return apply(hardshrink_spec, (input, float(lambd)))
+
+
+@public("prelu")
+def prelu(input, weight):
+    """PReLU: ``x`` for x > 0, ``weight * x`` otherwise, with one slope or one per channel (dim 1); also
+    ``Tensor.prelu``.
+
+    ``weight`` (1-d, 1 or C elements) is viewed to broadcast over ``input`` (``ViewBackward0``) and the node is
+    ``PreluKernelBackward0``, as in PyTorch 2.x.
+
+    Raises
+    ------
+    RuntimeError
+        "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 and channel size = 4."
+    """
+    check_tensor("prelu", "input", input)
+    n = weight.numel()
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{n} and channel size = {channels}."
+        )
+    if input.dim() == 1 and weight.dim() == 1:
+        w = weight
+    elif input.dim() == 0:
+        w = weight.view(())
+    else:
+        w = weight.view((1, n) + (1,) * (input.dim() - 2))
+    return apply(prelu_kernel_spec, (input, w))

@@ -6,6 +6,9 @@ Each function here is written as PyTorch writes it (``broadcast_to`` is ``expand
 or has no history at all where PyTorch's has none (``nonzero``, ``count_nonzero``, ``isclose``, the random draws,
 the predicates).  Also here: the ``torch.*`` forms of in-place methods (``torch.relu_(t)``), the ``Tensor``
 aliases (``multiply_``, ``subtract_`` ...), ``bitwise_*``/``logical_xor`` and ``Tensor.apply_``/``map_``.
+(The ``torch.*`` forms of ``nn.functional``'s ops, ``torch.celu``, ``torch.dropout``, ``torch.kl_div`` ..., live
+beside their entries, in ``activation.py``, ``nn_ops.py``, ``loss.py`` and ``distance.py``: ``nn.functional``
+calls them, as PyTorch's calls its ``torch.*`` ops.)
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ import numpy as np
 from .. import _device, _dtype
 from .._creation import _finish, as_tensor, linspace, rand, randint, randn, tensor
 from .._random import _rng
-from .._tensor import Tensor
+from .._sampling import multinomial as _multinomial
+from .._tensor import Size, Tensor
 from ._base import broadcast_shapes as _broadcast_shapes
 from ._base import check_tensor
 from ._base import dim as _dim
 from ._registry import public
+from .elementwise import floor_divide_scalar_spec, floor_divide_spec
+from .inplace import inplace
+from .shape import cat, diag_embed
 
 __all__: list = []
 
@@ -72,9 +79,6 @@ for _name, _target in (
 @public("floor_divide_", function=False)
 def floor_divide_(self, other):
     """In-place :meth:`floor_divide` (a ``NotImplemented`` node when recorded: PyTorch has no derivative for it)."""
-    from .elementwise import floor_divide_scalar_spec, floor_divide_spec
-    from .inplace import inplace
-
     spec = floor_divide_spec if isinstance(other, Tensor) else floor_divide_scalar_spec
     return inplace(self, spec, (self, other))
 
@@ -267,8 +271,6 @@ def broadcast_to(input, *size):
 @public("broadcast_shapes", method=False)
 def broadcast_shapes(*shapes):
     """The shape the given shapes broadcast to, a :class:`Size` (PyTorch's RuntimeError when they do not)."""
-    from .._tensor import Size
-
     norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     n = max((len(s) for s in norm), default=0)
     out = [1] * n
@@ -307,28 +309,6 @@ def tile(input, dims):
     if len(dims) < input.dim():
         dims = (1,) * (input.dim() - len(dims)) + dims
     return input.repeat(dims)
-
-
-@public("unflatten")
-def unflatten(input, dim, sizes):
-    """``input`` with dimension ``dim`` split into ``sizes`` (a view, ``ViewBackward0``; one size may be -1).
-
-    Raises
-    ------
-    RuntimeError
-        "unflatten: Provided sizes [2, 3] don't multiply up to the size of dim 1 (4) in the input tensor".
-    """
-    check_tensor("unflatten", "input", input)
-    d = _dim(dim, input.dim())
-    sizes = tuple(sizes)
-    known = math.prod(s for s in sizes if s != -1)
-    n = input.shape[d]
-    if -1 not in sizes and known != n:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({n}) in the "
-            "input tensor"
-        )
-    return input.view(tuple(input.shape[:d]) + sizes + tuple(input.shape[d + 1 :]))
 
 
 @public("sum_to_size", function=False)
@@ -390,8 +370,6 @@ def atleast_3d(*tensors):
 
 
 def _cat(tensors, dim):
-    from .shape import cat
-
     return cat(list(tensors), dim)
 
 
@@ -525,8 +503,6 @@ public("dsplit")(_split_n("dsplit", 2))
 def diagflat(input, offset=0):
     """A 2-d tensor with the flattened ``input`` on its ``offset``-th diagonal (``DiagEmbedBackward0``)."""
     check_tensor("diagflat", "input", input)
-    from .shape import diag_embed
-
     return diag_embed(input.reshape(-1), offset)
 
 
@@ -793,9 +769,13 @@ def bernoulli_(self, p=0.5, *, generator=None):
 @public("multinomial", function=False)
 def multinomial_method(self, num_samples, replacement=False, *, generator=None):
     """:func:`leafkit.multinomial` on this tensor's weights."""
-    from .._sampling import multinomial
+    return _multinomial(self, num_samples, replacement, generator=generator)
 
-    return multinomial(self, num_samples, replacement, generator=generator)
+
+@public("multinomial", method=False)
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the categorical distributions in the rows of ``input`` (see :mod:`leafkit._sampling`)."""
+    return _multinomial(input, num_samples, replacement, generator=generator, out=out)
 
 
 # -- Python callables on elements ------------------------------------------------------------------------------------
@@ -825,110 +805,6 @@ def map_(self, other, callable):
     b = np.broadcast_to(_device.to_host(other._data), a.shape)
     flat = [callable(x, y) for x, y in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist())]
     return self.copy_(tensor(np.asarray(flat, dtype=a.dtype).reshape(a.shape)))
-
-
-# -- torch.* names of nn.functional ops ------------------------------------------------------------------------------
-def _functional(name, fname=None, method=False):
-    def fn(*args, **kwargs):
-        from ..nn import functional as F
-
-        return getattr(F, fname or name)(*args, **kwargs)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``torch.{name}``: :func:`leafkit.nn.functional.{fname or name}`."
-    public(name, method=method)(fn)
-    return fn
-
-
-for _name in ("celu", "selu", "celu_", "selu_", "threshold", "threshold_", "pairwise_distance"):
-    _functional(_name)
-_functional("prelu", method=True)
-_functional("hardshrink", method=True)
-
-
-@public("dropout", method=False)
-def dropout(input, p, train):
-    """``torch.dropout(input, p, train)``: :func:`leafkit.nn.functional.dropout`."""
-    from ..nn import functional as F
-
-    return F.dropout(input, p, train)
-
-
-@public("layer_norm", method=False)
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    """``torch.layer_norm``: :func:`leafkit.nn.functional.layer_norm`."""
-    from ..nn import functional as F
-
-    return F.layer_norm(input, normalized_shape, weight, bias, eps)
-
-
-@public("embedding", method=False)
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    """``torch.embedding(weight, indices, ...)`` (arguments in ATen's order): the rows of ``weight``."""
-    from ..nn import functional as F
-
-    return F.embedding(indices, weight, None if padding_idx < 0 else padding_idx, None, 2.0, scale_grad_by_freq, sparse)
-
-
-_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
-
-
-@public("kl_div", method=False)
-def kl_div(input, target, reduction=0, *, log_target=False):
-    """``torch.kl_div(input, target, reduction_enum)`` (0 none, the default here as in PyTorch's binding; 1 mean;
-    2 sum), without ``F.kl_div``'s warning."""
-    from ..nn import functional as F
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return F.kl_div(input, target, reduction=_REDUCTIONS[reduction], log_target=log_target)
-
-
-@public("batch_norm", method=False)
-def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
-    """``torch.batch_norm`` (ATen's argument order): :func:`leafkit.nn.functional.batch_norm`."""
-    from ..nn import functional as F
-
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-
-
-@public("binary_cross_entropy_with_logits", method=False)
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
-    """``torch.binary_cross_entropy_with_logits`` (reduction as an enum: 0 none, the default here as in PyTorch's
-    binding; 1 mean; 2 sum)."""
-    from ..nn import functional as F
-
-    return F.binary_cross_entropy_with_logits(
-        input, target, weight, reduction=_REDUCTIONS[reduction], pos_weight=pos_weight
-    )
-
-
-@public("multinomial", method=False)
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    """Indices drawn from the categorical distributions in the rows of ``input`` (see :mod:`leafkit._sampling`)."""
-    from .._sampling import multinomial as _multinomial
-
-    return _multinomial(input, num_samples, replacement, generator=generator, out=out)
-
-
-@public("native_layer_norm", method=False)
-def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    """ATen's ``native_layer_norm``: ``(output, mean, rstd)``, the statistics with the normalised dims kept as 1."""
-    from ..nn import functional as F
-    from ._registry import apply as _apply
-    from .nn_ops import native_layer_norm_spec
-
-    F.layer_norm(input, normalized_shape, weight, bias, eps)  # PyTorch's shape checks
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    return _apply(native_layer_norm_spec, (input, weight, bias, shape, float(eps)))
-
-
-@public("dropout_", method=False)
-def dropout_(input, p, train):
-    """``torch.dropout_(input, p, train)``: in-place :func:`leafkit.nn.functional.dropout`."""
-    from ..nn import functional as F
-
-    return F.dropout(input, p, train, inplace=True)
 
 
 @public("unravel_index", method=False)

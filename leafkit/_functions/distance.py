@@ -1,10 +1,11 @@
-"""Distances between tensors: ``cosine_similarity``.
+"""Distances between tensors: ``cosine_similarity`` and ``pairwise_distance``.
 
-Not an operation of its own, in leafkit as in PyTorch (``Distance.cpp``):
-``cosine_similarity`` is composed of registered ops, so its graph is
-PyTorch's: ``SumBackward1`` over ``MulBackward0`` over two ``DivBackward0``
-nodes, each dividing an input by a ``CloneBackward0`` of its
-``LinalgVectorNormBackward0``.
+Neither is an operation of its own, in leafkit as in PyTorch (``Distance.cpp``):
+both are composed of registered ops, so their graphs are PyTorch's.
+``cosine_similarity``: ``SumBackward1`` over ``MulBackward0`` over two
+``DivBackward0`` nodes, each dividing an input by a ``CloneBackward0`` of its
+``LinalgVectorNormBackward0``; ``pairwise_distance``: ``NormBackward1`` over
+``AddBackward1`` and ``SubBackward0``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from .. import _dtype
 from ..autograd.grad_mode import no_grad
 from ._base import broadcast_shapes, check_tensor, result_type
 from ._base import dim as _dim
-from ._registry import public
+from ._registry import apply, public
+from .elementwise import add_scalar as _add_scalar_spec
+from .reduction import norm_dim as _norm_dim
 
 
 @public("cosine_similarity", method=False)
@@ -74,3 +77,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         x1_norm.clamp_(min=eps)
         x2_norm.clamp_(min=eps)
     return ((x1 / x1_norm) * (x2 / x2_norm)).sum(d)
+
+
+@public("pairwise_distance", method=False)
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dimension, as PyTorch computes it (``NormBackward1`` over
+    ``AddBackward1`` and ``SubBackward0``); ``p`` 1 or 2 for gradients.  0-d inputs give ``|x1 - x2 + eps|``."""
+    check_tensor("pairwise_distance", "x1", x1)
+    dim = max(x1.dim(), x2.dim()) - 1
+    diff = apply(_add_scalar_spec, (x1 - x2, eps))  # ATen adds a C++ Scalar: AddBackward1
+    return _norm_dim(diff, p, max(dim, 0) if diff.dim() else None, keepdim) if diff.dim() else diff.abs()

@@ -12,7 +12,9 @@ it is ``nll_loss(log_softmax(input, 1), target)``, so its graph is
 ``NllLossBackward0`` over ``LogSoftmaxBackward0``.
 
 ``reduction`` is PyTorch's enum inside the ops (0 none, 1 mean, 2 sum; what
-``grad_fn._saved_reduction`` shows); the public functions take the strings.
+``grad_fn._saved_reduction`` shows); the functions of ``nn.functional`` take the strings.  The ``torch.*``
+forms here (``torch.kl_div``, ``torch.binary_cross_entropy_with_logits``) take the enum, as PyTorch's do,
+and ``nn.functional`` calls them.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from ._base import array_module, as_array, promote, promote_types
-from ._registry import defop
+from .._tensor import Tensor
+from ._base import array_module, as_array, broadcast_check, broadcast_shapes, check_tensor, promote, promote_types
+from ._registry import apply, defop, public
 from .activation import clamp_min_no_grad, log_sigmoid, one_minus, type_as
+from .elementwise import xlogy
 
 NONE, MEAN, SUM = 0, 1, 2
 _REDUCTIONS = {"none": NONE, "mean": MEAN, "sum": SUM}
+_REDUCTION_NAMES = {NONE: "none", MEAN: "mean", SUM: "sum"}
 
 
 def reduction_enum(reduction) -> int:
@@ -568,3 +573,79 @@ bce_with_logits_spec = defop(
     self=_bce_self,
     target=_bce_target,
 )
+
+
+# -- the torch.* forms nn.functional calls: kl_div, binary_cross_entropy_with_logits -----------------------------------
+def _check_reduction_enum(reduction) -> None:
+    if reduction not in _REDUCTION_NAMES:
+        raise KeyError(reduction)
+
+
+@public("kl_div", method=False)
+def kl_div(input, target, reduction=NONE, *, log_target=False):
+    """The Kullback-Leibler divergence of ``target`` from ``input`` (log-probabilities), as PyTorch composes it:
+    ``xlogy(target, target) - target * input`` pointwise (``exp(target) * (target - input)`` with
+    ``log_target``), then reduced by the enum ``reduction`` (0 none, the default here as in PyTorch's binding;
+    1 mean; 2 sum).  :func:`leafkit.nn.functional.kl_div` calls it (and adds "batchmean" and the warning for "mean").
+    """
+    _check_reduction_enum(reduction)
+    check_tensor("kl_div", "input", input)
+    # PyTorch's C++ evaluates the right operand first, which fixes the order of the nodes (and so of the gradient
+    # sums when ``target`` requires grad)
+    if log_target:
+        diff = target - input
+        out = target.exp() * diff
+    else:
+        prod = target * input
+        out = xlogy(target, target) - prod
+    if reduction == NONE:
+        return out
+    if reduction == MEAN:
+        return out.mean()
+    return out.sum()
+
+
+@public("binary_cross_entropy_with_logits", method=False)
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=NONE):
+    """Binary cross-entropy of logits (``BinaryCrossEntropyWithLogitsBackward0``), with ``reduction`` as an enum
+    (0 none, the default here as in PyTorch's binding; 1 mean; 2 sum).  See
+    :func:`leafkit.nn.functional.binary_cross_entropy_with_logits`, which calls it, for the formula and shapes.
+
+    Raises
+    ------
+    ValueError
+        "Target size (torch.Size([2, 3])) must be the same as input size (torch.Size([4, 3]))".
+    RuntimeError
+        A ``weight``/``pos_weight`` that does not broadcast ("The size of tensor a (3) must match the size of tensor
+        b (2) at non-singleton dimension 1", or "output with shape [4, 3] doesn't match the broadcast shape
+        [5, 4, 3]"); one that requires grad; an integer target ("result type Float can't be cast to the desired
+        output type Long").
+    """
+    _check_reduction_enum(reduction)
+    check_tensor("binary_cross_entropy_with_logits", "input", input)
+    if not isinstance(target, Tensor):
+        raise TypeError(
+            f"binary_cross_entropy_with_logits(): argument 'target' (position 2) must be Tensor, not "
+            f"{type(target).__name__}"
+        )
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    if target._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"result type {_dtype.word(input._data.dtype)} can't be cast to the desired output type "
+            f"{_dtype.word(target._data.dtype)}"
+        )
+    shape = tuple(input.shape)
+    for name, t in (("pos_weight", pos_weight), ("weight", weight)):
+        if t is None:
+            continue
+        check_tensor("binary_cross_entropy_with_logits", name, t)
+        a, b = (t._data, target._data) if name == "pos_weight" else (input._data, t._data)
+        broadcast_check(a, b)
+        full = broadcast_shapes(shape, tuple(t.shape))
+        if full != shape:
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, shape))}] doesn't match the broadcast shape "
+                f"[{', '.join(map(str, full))}]"
+            )
+    return apply(bce_with_logits_spec, (input, target, weight, pos_weight, reduction))

@@ -33,9 +33,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
+from .._creation import _finish, zeros
 from .._device import array_module, as_array
+from .._random import _rng
 from .._tensor import Tensor
-from ._registry import defop
+from ._base import check_tensor
+from ._base import dim as _dim
+from ._registry import apply, defop, public
 
 __all__ = ["native_batch_norm_spec", "native_batch_norm_backward_spec"]
 
@@ -454,3 +459,189 @@ defop(
         F, grad, indices, padding_idx, scale_grad_by_freq
     ),
 )
+
+
+# -- the torch.* forms nn.functional calls: dropout, batch_norm, layer_norm, embedding ---------------------------------
+def _dropout_noise(input, p):
+    """PyTorch's ``empty_like(input).bernoulli_(1 - p).div_(1 - p)``: each element ``1/(1-p)`` with probability
+    ``1 - p``, else ``0``; drawn on the host from leafkit's generator (:func:`leafkit.manual_seed`), then moved to
+    ``input``'s device.  Tests replace this function to give leafkit and PyTorch the same mask."""
+    q = 1.0 - p
+    dt = input._data.dtype
+    keep = _rng(None).random(size=tuple(input.shape)) < q
+    noise = keep.astype(dt) / dt.type(q)
+    return _finish(np.asarray(noise), None, input.device, False)
+
+
+def _dropout(name, input, p, train, in_place):
+    if p < 0.0 or p > 1.0:  # a RuntimeError here; nn.functional.dropout checks first and raises ValueError
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    check_tensor(name, "input", input)
+    if p == 0 or not train or input.numel() == 0:
+        return input
+    if p == 1:
+        noise = zeros((), dtype=input.dtype, device=input.device)
+    else:
+        if input._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"result type Float can't be cast to the desired output type {_dtype.word(input._data.dtype)}"
+            )
+        noise = _dropout_noise(input, p)
+    return input.mul_(noise) if in_place else input * noise
+
+
+@public("dropout", method=False)
+def dropout(input, p, train):
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` when ``train``: ``input * noise``
+    (``MulBackward0``, the mask saved as ``_saved_other``); ``input`` itself when ``p == 0``, ``not train`` or
+    ``input`` is empty.  See :func:`leafkit.nn.functional.dropout`, which calls it.
+
+    Raises
+    ------
+    RuntimeError
+        "dropout probability has to be between 0 and 1, but got 1.5" (``nn.functional.dropout`` raises it as a
+        ValueError, as PyTorch's do); integer input with ``0 < p < 1`` ("result type Float can't be cast to the
+        desired output type Long").
+    """
+    return _dropout("dropout", input, p, train, False)
+
+
+@public("dropout_", method=False)
+def dropout_(input, p, train):
+    """In-place :func:`dropout` (``input.mul_(noise)``, ``MulBackward0``); PyTorch's leaf in-place error on a leaf
+    that requires grad."""
+    return _dropout("dropout_", input, p, train, True)
+
+
+@public("batch_norm", method=False)
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
+    """Batch normalisation over dim 1 (ATen's argument order; ``cudnn_enabled`` is ignored): ``native_batch_norm``
+    (``NativeBatchNormBackward0``) after PyTorch's checks.  See :func:`leafkit.nn.functional.batch_norm`, which
+    calls it, for the formulas, shapes and the running statistics; the checks of the batch size and of ``eps``
+    are that function's, as in PyTorch.
+
+    Raises
+    ------
+    RuntimeError
+        "running_mean should contain 3 elements not 2" (likewise ``running_var``, ``weight``, ``bias``);
+        "running_mean must be defined in evaluation mode"; PyTorch's "mixed dtype (CPU)" messages.
+    IndexError
+        1-D input ("Dimension out of range (expected to be in range of [-1, 0], but got 1)").
+    NotImplementedError
+        Integer input ("\\"batch_norm\\" not implemented for 'Long'").
+    """
+    check_tensor("batch_norm", "input", input)
+    c = input.shape[_dim(1, input.dim())]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None:
+            if t.numel() != c:
+                raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+        elif not training:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    dt = input._data.dtype
+    if dt.kind != "f":
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{_dtype.word(dt)}'")
+    params = [t._data.dtype for t in (weight, bias, running_mean, running_var) if t is not None]
+    if any(d != dt for d in params):
+        if dt == np.float64:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        if not (dt == np.float16 and all(d == np.float32 for d in params)):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.numel() == 0:  # PyTorch: a copy, scaled and shifted by the first channel's parameters
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    return apply(
+        native_batch_norm_spec,
+        (input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps)),
+    )[0]
+
+
+def _layer_norm_shape(name, input, normalized_shape, weight, bias) -> tuple:
+    """``normalized_shape`` as a tuple, after PyTorch's checks of the input's and the affine parameters' shapes."""
+    check_tensor(name, "input", input)
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], but "
+            f"got input of size{list(input.shape)}"
+        )
+    for pname, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {pname} to be of same shape as normalized_shape, but got {pname} of shape "
+                f"{list(t.shape)} and normalized_shape = {list(shape)}"
+            )
+    return shape
+
+
+@public("layer_norm", method=False)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    """Layer normalisation over the last ``len(normalized_shape)`` dims (``NativeLayerNormBackward0``; the biased
+    variance); ``cudnn_enable`` is ignored.  See :func:`leafkit.nn.functional.layer_norm`, which calls it.
+
+    Raises
+    ------
+    RuntimeError
+        "Given normalized_shape=[5], expected input with shape [*, 5], but got input of size[2, 4]"; "Expected
+        weight to be of same shape as normalized_shape, but got weight of shape [3] and normalized_shape = [4]".
+    """
+    shape = _layer_norm_shape("layer_norm", input, normalized_shape, weight, bias)
+    return apply(native_layer_norm_spec, (input, weight, bias, shape, float(eps)))[0]
+
+
+@public("native_layer_norm", method=False)
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """ATen's ``native_layer_norm``: ``(output, mean, rstd)``, the statistics with the normalised dims kept as 1;
+    the checks and errors of :func:`layer_norm`."""
+    shape = _layer_norm_shape("native_layer_norm", input, normalized_shape, weight, bias)
+    return apply(native_layer_norm_spec, (input, weight, bias, shape, float(eps)))
+
+
+def check_embedding(indices, weight, sparse) -> None:
+    """The checks of an embedding lookup: int64/int32 ``indices``, a 2-d ``weight``, no ``sparse``.
+
+    Raises
+    ------
+    RuntimeError
+        "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got
+        torch.FloatTensor instead (while checking arguments for embedding)"; "'weight' must be 2-D".
+    NotImplementedError
+        ``sparse=True``: leafkit has no sparse tensors.
+    """
+    if indices.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
+            f"{indices.type()} instead (while checking arguments for embedding)"
+        )
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if sparse:
+        raise NotImplementedError("leafkit has no sparse tensors: embedding(..., sparse=True) is not supported")
+
+
+@public("embedding", method=False)
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """The rows of ``weight`` at ``indices`` (``EmbeddingBackward0``), in ATen's argument order: shape
+    ``indices.shape + (embedding_dim,)``.  ``padding_idx`` (negative: none) gets no gradient.  See
+    :func:`leafkit.nn.functional.embedding`, which calls it after checking ``padding_idx`` and applying
+    ``max_norm``.
+
+    Raises
+    ------
+    TypeError
+        "embedding(): argument 'indices' (position 2) must be Tensor, not list".
+    RuntimeError, NotImplementedError
+        Those of :func:`check_embedding`.
+    """
+    check_tensor("embedding", "indices", indices, 2)
+    check_embedding(indices, weight, sparse)
+    pad = int(padding_idx) if padding_idx >= 0 else -1
+    return apply(embedding_spec, (weight, indices, pad, bool(scale_grad_by_freq), False))

@@ -39,7 +39,8 @@ from itertools import product
 
 import numpy as np
 
-from .. import _tensor
+from .. import _dtype, _random, _tensor
+from .._device import array_module
 from .anomaly_mode import _stacklevel
 from .function import Function
 
@@ -173,7 +174,6 @@ def _allclose(a, b, rtol, atol) -> bool:
 # -- input checks -------------------------------------------------------------------------------------------------
 def _check_inputs(tupled_inputs) -> None:
     """PyTorch's warning for inputs that are not float64, and its errors for overlapping inputs or none to check."""
-    from .. import _dtype
 
     any_requiring_grad = False
     for idx, inp in enumerate(tupled_inputs):
@@ -217,7 +217,6 @@ def _check_same_dtype_and_shape(out1, out2, eps, idx=None) -> None:
 def _central_difference(fn, inputs, input_idx, where, delta, eps, idx=None):
     """Nudge ``inputs[input_idx]`` at ``where`` by ``-delta`` then ``+delta`` (in its storage, not recorded, as
     PyTorch's ``.data`` does) and return ``(f(x + delta) - f(x - delta)) / 2eps`` for each output, flattened."""
-    from .._device import array_module
 
     arr = inputs[input_idx]._data
     if isinstance(delta, np.ndarray) and not isinstance(arr, np.ndarray):
@@ -643,7 +642,6 @@ def _gradcheck_helper(
 def _random_grad_output(x, noncontiguous):
     """Like ``torch.testing.make_tensor(x.shape, low=-1, high=1, requires_grad=True)``: uniform values in
     ``[-1, 1)`` from leafkit's generator, float64 for a non-floating ``x``."""
-    from .. import _dtype, _random
 
     dtype = x.dtype if x.is_floating_point() else _dtype.float64
     shape = tuple(x.shape)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import warnings
 
+from .._creation import empty
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from . import functional as F
 from .module import Module
+from .parameter import Parameter
 
 __all__ = ["GELU", "SiLU", "ELU", "LeakyReLU", "Softplus", "Hardtanh", "ReLU6", "LogSigmoid"]
 
@@ -355,9 +358,6 @@ class PReLU(Module):
     """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
-        from .._creation import empty
-        from .parameter import Parameter
-
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
@@ -365,8 +365,6 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from ..autograd.grad_mode import no_grad
-
         with no_grad():
             self.weight.fill_(self.init)
 

@@ -46,22 +46,17 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._creation import _finish, zeros
+from .._creation import _finish
 from .._functions import activation as _A
+from .._functions import distance as _D
 from .._functions import loss as _L
 from .._functions import nn_ops as _ops
 from .._functions._base import broadcast_check, broadcast_shapes
-from .._functions._base import dim as _dim
 from .._functions._registry import apply
+from .._functions.activation import apply_activation as _activation
 from .._functions.distance import cosine_similarity as _cosine_similarity
-from .._functions.elementwise import add_scalar as _add_scalar_spec
-from .._functions.elementwise import xlogy as _xlogy
-from .._functions.inplace import inplace as _inplace
 from .._functions.linalg import addmm, mm
-from .._functions.nn_ops import native_batch_norm_spec
-from .._functions.reduction import norm_dim as _norm_dim
 from .._functions.shape import unsafe_view_spec
-from .._random import _rng
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 
@@ -456,18 +451,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 # -- dropout -----------------------------------------------------------------------------------------------------------
-def _dropout_noise(input: Tensor, p: float) -> Tensor:
-    """PyTorch's ``empty_like(input).bernoulli_(1 - p).div_(1 - p)``: each element ``1/(1-p)`` with probability
-    ``1 - p``, else ``0``; drawn on the host from leafkit's generator (:func:`leafkit.manual_seed`), then moved to
-    ``input``'s device.  Tests replace this function to give leafkit and PyTorch the same mask."""
-
-    q = 1.0 - p
-    dt = input._data.dtype
-    keep = _rng(None).random(size=tuple(input.shape)) < q
-    noise = keep.astype(dt) / dt.type(q)
-    return _finish(np.asarray(noise), None, input.device, False)
-
-
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
 
@@ -515,18 +498,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    _check_tensor("dropout", "input", input)
-    if p == 0 or not training or input.numel() == 0:
-        return input
-    if p == 1:
-        noise = zeros((), dtype=input.dtype, device=input.device)
-    else:
-        if input._data.dtype.kind != "f":
-            raise RuntimeError(
-                f"result type Float can't be cast to the desired output type {_dtype.word(input._data.dtype)}"
-            )
-        noise = _dropout_noise(input, p)
-    return input.mul_(noise) if inplace else input * noise
+    return (_ops.dropout_ if inplace else _ops.dropout)(input, p, training)
 
 
 # -- batch normalisation -----------------------------------------------------------------------------------------------
@@ -616,7 +588,6 @@ def batch_norm(
     On a real CUDA GPU PyTorch runs cuDNN (``CudnnBatchNormBackward0``);
     leafkit's ``cuda`` device builds the CPU graph.
     """
-
     _check_tensor("batch_norm", "input", input)
     if training:
         _verify_batch_size(input.size())
@@ -624,36 +595,7 @@ def batch_norm(
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    c = input.shape[_dim(1, input.dim())]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
-        if t is not None:
-            if t.numel() != c:
-                raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-        elif not training:
-            raise RuntimeError(f"{name} must be defined in evaluation mode")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.numel() != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    dt = input._data.dtype
-    if dt.kind != "f":
-        raise NotImplementedError(f"\"batch_norm\" not implemented for '{_dtype.word(dt)}'")
-    params = [t._data.dtype for t in (weight, bias, running_mean, running_var) if t is not None]
-    if any(d != dt for d in params):
-        if dt == np.float64:
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-        if not (dt == np.float16 and all(d == np.float32 for d in params)):
-            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if input.numel() == 0:  # PyTorch: a copy, scaled and shifted by the first channel's parameters
-        out = input.clone()
-        if weight is not None:
-            out = out * weight[0]
-        if bias is not None:
-            out = out + bias[0]
-        return out
-    return apply(
-        native_batch_norm_spec,
-        (input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps)),
-    )[0]
+    return _ops.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
 # -- binary cross-entropy with logits ----------------------------------------------------------------------------------
@@ -712,7 +654,6 @@ def binary_cross_entropy_with_logits(
         respect to argument 'weight'..."); an integer target ("result type
         Float can't be cast to the desired output type Long").
     """
-
     _check_tensor("binary_cross_entropy_with_logits", "input", input)
     if not isinstance(target, Tensor):
         raise TypeError(
@@ -721,38 +662,10 @@ def binary_cross_entropy_with_logits(
         )
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    red = _L.reduction_enum(reduction)
-    if target.size() != input.size():
-        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
-    if target._data.dtype.kind != "f":
-        raise RuntimeError(
-            f"result type {_dtype.word(input._data.dtype)} can't be cast to the desired output type "
-            f"{_dtype.word(target._data.dtype)}"
-        )
-    shape = tuple(input.shape)
-    for name, t in (("pos_weight", pos_weight), ("weight", weight)):
-        if t is None:
-            continue
-        _check_tensor("binary_cross_entropy_with_logits", name, t)
-        a, b = (t._data, target._data) if name == "pos_weight" else (input._data, t._data)
-        broadcast_check(a, b)
-        full = broadcast_shapes(shape, tuple(t.shape))
-        if full != shape:
-            raise RuntimeError(
-                f"output with shape [{', '.join(map(str, shape))}] doesn't match the broadcast shape "
-                f"[{', '.join(map(str, full))}]"
-            )
-    return apply(_L.bce_with_logits_spec, (input, target, weight, pos_weight, red))
+    return _L.binary_cross_entropy_with_logits(input, target, weight, pos_weight, _L.reduction_enum(reduction))
 
 
 # -- activations -------------------------------------------------------------------------------------------------------
-def _activation(name, spec, input, args, inplace):
-    _check_tensor(name, "input", input)
-    if inplace:
-        return _inplace(input, spec, (input, *args))
-    return apply(spec, (input, *args))
-
-
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU, ``x * Φ(x)`` with Φ the standard normal CDF (``GeluBackward0``).
 
@@ -1232,8 +1145,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` outside ``[-lambd, lambd]``, 0 inside (``HardshrinkBackward0``)."""
-    _check_tensor("hardshrink", "input", input)
-    return apply(_A.hardshrink_spec, (input, float(lambd)))
+    return _A.hardshrink(input, lambd)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -1241,13 +1153,12 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
     Integer input is allowed (the comparison and the value follow the input's dtype), as in PyTorch.
     """
-    spec = _A.threshold_inplace_spec if inplace else _A.threshold_spec
-    return _activation("threshold", spec, input, (threshold, value), inplace)
+    return (_A.threshold_ if inplace else _A.threshold)(input, threshold, value)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place :func:`threshold` (``ThresholdBackward1``)."""
-    return globals()["threshold"](input, threshold, value, inplace=True)
+    return _A.threshold_(input, threshold, value)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -1260,13 +1171,12 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     RuntimeError
         ``alpha=0`` ("ZeroDivisionError: alpha cannot be 0 for CELU").
     """
-    spec = _A.celu_inplace_spec if inplace else _A.celu_spec
-    return _activation("celu", spec, input, (float(alpha),), inplace)
+    return (_A.celu_ if inplace else _A.celu)(input, alpha)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place :func:`celu` (``CeluBackward1``)."""
-    return celu(input, alpha, inplace=True)
+    return _A.celu_(input, alpha)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -1274,13 +1184,12 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
     PyTorch computes it as ``elu(x, alpha, scale)``, so the node is ``EluBackward0`` (``EluBackward1`` in place).
     """
-    spec = _A.elu_inplace_spec if inplace else _A.elu_spec
-    return _activation("selu", spec, input, (_A.SELU_ALPHA, _A.SELU_SCALE, 1), inplace)
+    return (_A.selu_ if inplace else _A.selu)(input)
 
 
 def selu_(input: Tensor) -> Tensor:
     """In-place :func:`selu` (``EluBackward1``)."""
-    return selu(input, inplace=True)
+    return _A.selu_(input)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -1313,21 +1222,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     RuntimeError
         "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 and channel size = 4."
     """
-    _check_tensor("prelu", "input", input)
-    n = weight.numel()
-    channels = input.shape[1] if input.dim() >= 2 else 1
-    if n != 1 and n != channels:
-        raise RuntimeError(
-            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-            f"{n} and channel size = {channels}."
-        )
-    if input.dim() == 1 and weight.dim() == 1:
-        w = weight
-    elif input.dim() == 0:
-        w = weight.view(())
-    else:
-        w = weight.view((1, n) + (1,) * (input.dim() - 2))
-    return apply(_A.prelu_kernel_spec, (input, w))
+    return _A.prelu(input, weight)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -1400,21 +1295,7 @@ def layer_norm(
         "Given normalized_shape=[5], expected input with shape [*, 5], but got input of size[2, 4]"; "Expected
         weight to be of same shape as normalized_shape, but got weight of shape [3] and normalized_shape = [4]".
     """
-    _check_tensor("layer_norm", "input", input)
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    k = len(shape)
-    if input.dim() < k or tuple(input.shape[input.dim() - k :]) != shape:
-        raise RuntimeError(
-            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], but "
-            f"got input of size{list(input.shape)}"
-        )
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != shape:
-            raise RuntimeError(
-                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
-                f"{list(t.shape)} and normalized_shape = {list(shape)}"
-            )
-    return apply(_ops.native_layer_norm_spec, (input, weight, bias, shape, float(eps)))[0]
+    return _ops.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def embedding(
@@ -1459,15 +1340,7 @@ def embedding(
         "index out of range in self".
     """
     _check_tensor("embedding", "input", input)
-    if input.dtype not in (_dtype.int64, _dtype.int32):
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
-            f"{input.type()} instead (while checking arguments for embedding)"
-        )
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    if sparse:
-        raise NotImplementedError("leafkit has no sparse tensors: embedding(..., sparse=True) is not supported")
+    _ops.check_embedding(input, weight, sparse)  # before padding_idx's checks, as leafkit has always checked
     if padding_idx is not None:
         n = weight.size(0)
         if padding_idx > 0 and padding_idx >= n:
@@ -1480,7 +1353,7 @@ def embedding(
         padding_idx = -1
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
-    return apply(_ops.embedding_spec, (weight, input, padding_idx, bool(scale_grad_by_freq), False))
+    return _ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 def _embedding_renorm_(weight, indices, max_norm, norm_type):
@@ -1553,31 +1426,16 @@ def kl_div(
         warnings.warn(KL_DIV_MEAN_WARNING, UserWarning, stacklevel=2)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    # PyTorch's C++ evaluates the right operand first, which fixes the order of the nodes (and so of the gradient
-    # sums when ``target`` requires grad)
-    if log_target:
-        diff = target - input
-        out = target.exp() * diff
-    else:
-        prod = target * input
-        out = _xlogy(target, target) - prod
-    if reduction == "none":
-        return out
-    if reduction == "mean":
-        return out.mean()
-    total = out.sum()
-    if reduction == "batchmean" and input.dim() != 0:
-        return total / input.size(0)
-    return total
+    if reduction != "batchmean":
+        return _L.kl_div(input, target, _L.reduction_enum(reduction), log_target=log_target)
+    total = _L.kl_div(input, target, _L.SUM, log_target=log_target)
+    return total / input.size(0) if input.dim() != 0 else total
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """The ``p``-norm of ``x1 - x2 + eps`` along the last dimension, as PyTorch computes it (``NormBackward1`` over
     ``AddBackward1`` and ``SubBackward0``); ``p`` 1 or 2 for gradients."""
-    _check_tensor("pairwise_distance", "x1", x1)
-    dim = max(x1.dim(), x2.dim()) - 1
-    diff = apply(_add_scalar_spec, (x1 - x2, eps))  # ATen adds a C++ Scalar: AddBackward1
-    return _norm_dim(diff, p, max(dim, 0) if diff.dim() else None, keepdim) if diff.dim() else diff.abs()
+    return _D.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
 __all__ += ["kl_div", "pairwise_distance"]

@@ -58,8 +58,8 @@ import weakref
 
 import numpy as np
 
-from .. import _random
-from .._tensor import Tensor
+from .. import _device, _dtype, _random
+from .._tensor import Size, Tensor
 from ..autograd import _is_checkpoint_valid, backward, enable_grad, is_grad_enabled, no_grad
 from ..autograd.anomaly_mode import _stacklevel
 from ..autograd.function import Function
@@ -552,9 +552,6 @@ class _Frame:
 
 def _meta_str(m) -> str:
     """The metadata as PyTorch prints its dict: ``{'shape': torch.Size([3]), 'dtype': torch.float32, ...}``."""
-    from .. import _device, _dtype
-    from .._tensor import Size
-
     shape, np_dtype, device = m
     return (
         f"{{'shape': {Size(shape)!r}, 'dtype': {_dtype.from_numpy_dtype(np_dtype)!r}, "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import warnings
 import weakref
 
+from .._tensor import Tensor
 from ..autograd.anomaly_mode import _stacklevel
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
@@ -117,8 +118,6 @@ class BackwardHook:
     def _wrap(self, args):
         """Pass the tensors of ``args`` through :class:`BackwardHookFunction`; returns the new args, the tensors'
         positions (None when none requires grad or grad mode is off) and the node."""
-        from .._tensor import Tensor
-
         index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         if not (any(args[i].requires_grad for i in index) and is_grad_enabled()):
             return args, None, None

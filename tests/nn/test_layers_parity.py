@@ -8,7 +8,8 @@ saved attributes), reprs, state_dict keys, errors and their messages.
 Dropout's random mask comes from each library's own generator, so the
 comparisons are of what is comparable: p=0, p=1 and eval, the structure and
 scaling of the mask, its statistics, and runs where PyTorch's mask is
-injected into leafkit (``leafkit.nn.functional._dropout_noise`` replaced).
+injected into leafkit (``leafkit._functions.nn_ops._dropout_noise``, which ``F.dropout`` draws the mask
+with, replaced).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import leafkit
-import leafkit.nn.functional as LF
+import leafkit._functions.nn_ops as LO
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.parity
@@ -123,7 +124,7 @@ def test_dropout_with_pytorchs_mask_injected_matches(monkeypatch, p, inplace):
     yt = torch.nn.functional.dropout(base_t, p, True, inplace)
     mask = yt.grad_fn._saved_other.numpy().copy()
     (yt * torch.tensor(R)).sum().backward()
-    monkeypatch.setattr(LF, "_dropout_noise", lambda input, p: leafkit.tensor(mask))
+    monkeypatch.setattr(LO, "_dropout_noise", lambda input, p: leafkit.tensor(mask))
     xl = leafkit.tensor(X, requires_grad=True)
     base_l = xl * 1 if inplace else xl
     yl = leafkit.nn.functional.dropout(base_l, p, True, inplace)
@@ -316,7 +317,7 @@ def test_train_eval_switch_in_a_model_matches_pytorch(monkeypatch):
             )
         else:
             pending = list(masks)
-            monkeypatch.setattr(LF, "_dropout_noise", lambda input, p: leafkit.tensor(pending.pop(0)))
+            monkeypatch.setattr(LO, "_dropout_noise", lambda input, p: leafkit.tensor(pending.pop(0)))
         opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         out = []
         for x, y in zip(xs, ys):

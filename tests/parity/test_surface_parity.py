@@ -528,6 +528,35 @@ def cases(torch):
             torch.binary_cross_entropy_with_logits(x, x.sigmoid()),
             torch.pairwise_distance(x, x * 2),
         ),
+        "torch.* forms of nn ops: their own errors, nn.functional's through them": lambda: [
+            run(f)[0]
+            for f in (
+                lambda: torch.celu_([1.0]),
+                lambda: torch.selu_([1.0]),
+                lambda: torch.threshold_([1.0], 0.1, 2.0),
+                lambda: torch.dropout_([1.0], 0.5, True),
+                lambda: torch.native_layer_norm([1.0], [1], None, None, 1e-5),
+                lambda: torch.celu(x, inplace=True),
+                lambda: torch.embedding(torch.ones(3, 2), [1]),
+                lambda: torch.dropout(x, 1.5, True),
+                lambda: torch.dropout(x, -0.5, False),
+                lambda: torch.batch_norm(torch.ones(1, 3), None, None, None, None, True, 0.1, 1e-5, False),
+                lambda: torch.batch_norm(x, None, None, None, None, True, 0.1, 0.0, False),
+                lambda: F.celu([1.0], inplace=True),
+                lambda: F.celu_([1.0]),
+                lambda: F.selu([1.0], inplace=True),
+                lambda: F.threshold([1.0], 0.1, 2.0, inplace=True),
+                lambda: F.dropout([1.0], 0.5, True, True),
+                lambda: F.dropout(x, 1.5, False),
+                lambda: F.batch_norm(torch.ones(1, 3), None, None, training=True),
+                lambda: F.batch_norm(x, None, None, training=True, eps=0.0),
+                lambda: F.batch_norm(x, None, None, eps=-1.0),
+            )
+        ],
+        "torch.embedding leaves padding_idx to F.embedding": lambda: (
+            torch.embedding(torch.ones(3, 2), torch.tensor([1]), 7),
+            run(lambda: F.embedding(torch.tensor([1]), torch.ones(3, 2), padding_idx=7))[0],
+        ),
         "rot90": lambda: (
             torch.rot90(torch.arange(6).reshape(2, 3), 2),
             torch.rot90(torch.arange(6).reshape(2, 3), -1, (1, 0)),

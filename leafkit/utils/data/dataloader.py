@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ... import accelerator
 from ..._random import _rng
 from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -249,8 +250,6 @@ class _DataLoaderIter:
                 stacklevel=3,
             )
         if loader.pin_memory:
-            from ... import accelerator
-
             if not accelerator.is_available():
                 message = (
                     "'pin_memory' argument is set as true but no accelerator is found, then device pinned memory "

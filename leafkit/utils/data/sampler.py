@@ -13,6 +13,7 @@ import itertools
 from ... import _dtype
 from ..._creation import as_tensor, randint, randperm
 from ..._random import Generator, _rng
+from ..._sampling import multinomial
 
 __all__ = [
     "Sampler",
@@ -150,8 +151,6 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ..._sampling import multinomial
-
         draws = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
         yield from iter(draws.tolist())
 

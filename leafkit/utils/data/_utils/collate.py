@@ -28,6 +28,7 @@ import numpy as np
 
 from ...._creation import as_tensor, tensor
 from ...._dtype import float64
+from ...._functions import stack
 from ...._tensor import Tensor
 
 __all__ = [
@@ -129,8 +130,6 @@ def collate(batch, *, collate_fn_map=None):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
-    from ...._functions import stack
-
     return stack(list(batch), 0)
 
 
