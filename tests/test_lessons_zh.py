@@ -121,6 +121,9 @@ ENGLISH_TERMS = {
     "torch", "autograd", "tensor", "Tensor", "detach", "cuda", "cpu", "nan", "NaN", "ln",  # code and math
     "GAN", "RNN", "BPTT", "SGD", "Adam", "ReLU", "Sigmoid", "Tanh", "Linear", "Dropout",  # the field's names
     "saved",  # torchviz: "self: [saved tensor]"
+    # gradcheck's GradcheckError: the lines after its first name the two Jacobians it compares
+    # ("numerical:tensor(...)", "analytical:tensor(...)"), PyTorch's words like the rest of its message
+    "numerical", "analytical",
     # leafkit.viz's own note on a simulated cuda device, "device=cuda:0 (simulated)": the drawings'
     # texts belong to leafkit.viz, which translates its labels; take this out once it says it in Chinese
     "simulated",
