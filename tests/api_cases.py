@@ -124,6 +124,15 @@ def custom_function_node_type(torch, rec, dev):
         key="returned an incorrect number of gradients",
     )
 
+    def instantiate_and_call():
+        try:
+            Square()(x)
+        except RuntimeError:
+            pass
+
+    rec.warns("Square() warns", instantiate_and_call, key="should not be instantiated. Methods on autograd functions")
+    rec.error("Square()(x)", lambda: Square()(x), key="Legacy autograd function with non-static forward method")
+
 
 def _bad_function(torch):
     class Bad(torch.autograd.Function):
@@ -437,6 +446,35 @@ def view_after_inplace(torch, rec, dev):
             f"in-place error names {label}'s node",
             lambda y=y: (y * y).sum().backward(),
             key="which is output 0 of " + {"max()": "Max1,", "exp": "Exp,", "pow(tensor)": "Pow1,"}[label],
+        )
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x**2
+
+    # a saved *input* changed in place: the message names the grad_fn the tensor has now (the in-place op's)
+    for label, op, change, key in (
+        ("add_", lambda h: h**2, lambda h: h.add_(1), "Add,"),
+        ("mul_ then add_", lambda h: h * h, lambda h: h.mul_(2).add_(1), "Add,"),
+        ("setitem", lambda h: h.sin(), lambda h: h.__setitem__(0, 5.0), "torch::autograd::CopySlices,"),
+        ("a custom Function's", Cube.apply, lambda h: h.mul_(2), "Mul,"),
+        ("a view's", lambda h: h[:2] ** 2, lambda h: h[:2].add_(1), "AsStrided,"),
+    ):
+        x = torch.ones(3, requires_grad=True)
+        h = x + 1
+        y = op(h)
+        change(h)
+        rec.error(
+            f"in-place error names the changed input's grad_fn ({label})",
+            lambda y=y: y.sum().backward(),
+            key="which is output 0 of " + key,
         )
 
 

@@ -367,6 +367,68 @@ def test_saliency_exercise_judges_each_case(answer, verdict):
     assert buf.getvalue().startswith(verdict), (answer, buf.getvalue())
 
 
+def run_check_alone(stem: str, setup: list[str], answer: str, check: str) -> str:
+    """Run only the cells labelled ``setup`` of the English lesson ``stem``, then ``answer``, then its check cell
+    ``check``: what the check printed."""
+    entry = next(e for _, e in lessons("en") if e.stem == stem)
+    cells = {c.metadata.get("label"): c.source for c in read_source("en", entry).cells if c.cell_type == "code"}
+    ns: dict = {"__name__": "__lesson__"}
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        for label in setup:
+            exec(cells[label], ns)
+        exec(answer, ns)
+        exec(cells[check], ns)
+    return buf.getvalue()
+
+
+#: Lesson 10, exercise 3 (fix XSinX's backward so that gradcheck and gradgradcheck pass): more answers and how
+#: the check must start its verdict (English lesson).
+XSINX = (
+    "class XSinX(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+    "        ctx.save_for_backward(x)\n        return x * x.sin()\n\n    @staticmethod\n"
+    "    def backward(ctx, grad_out):\n        (x,) = ctx.saved_tensors\n        return {}\n"
+)
+XSINX_ANSWERS = [
+    ("grad_out * (x.sin() + x * x.cos())", "Right!"),
+    ("grad_out * x.sin() + grad_out * x * x.cos()", "Right!"),
+    ("(x.sin() + x * x.cos()) * grad_out", "Right!"),
+    ("grad_out * x * x.cos()", "Not yet: gradcheck reports"),  # the given backward
+    ("grad_out * x * x.cos()  # changed only the comment", "Not yet: gradcheck reports"),
+    ("x.sin() + x * x.cos()", "Not quite. gradcheck still rejects"),  # forgets grad_out
+    ("grad_out * (x.cos() + x * x.sin())", "Not quite. gradcheck still rejects"),
+    ("grad_out * (x.sin() + x * x.cos()).detach()", "Not quite. gradcheck passes now, but gradgradcheck"),
+    ("grad_out * torch.tensor((x.sin() + x * x.cos()).tolist(), dtype=torch.float64)", "Not quite. gradcheck passes"),
+    ("grad_out * (x.sin() + x * x.cos()), None", "Right!"),  # a trailing None is allowed, as in PyTorch
+]
+
+
+@pytest.mark.parametrize("answer,verdict", XSINX_ANSWERS)
+def test_gradcheck_exercise_judges_each_case(answer, verdict):
+    out = run_check_alone("10_your_own_function", ["import", "check-helper"], XSINX.format(answer), "check-3")
+    assert out.startswith(verdict), (answer, out)
+
+
+#: Lesson 12, exercise 3 (a backward hook on the first layer, and an in-place ReLU after it): more answers and
+#: how the check must start its verdict (English lesson).
+WATCHED_ANSWERS = [
+    ("nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))", "Right!"),
+    ("nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=False), nn.Linear(4, 1))", "Right!"),
+    ("nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True), nn.Linear(4, 1))", "Not yet: backward() raises"),
+    ("nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))", "Not quite. The hook works now, but the model"),
+    ("nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))", "Not quite. The hook works now, but the model"),
+    ("nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True), nn.Identity(), nn.Linear(4, 1))", "Not quite."),
+    ("nn.Linear(3, 1)", "Not quite. watched should stay an nn.Sequential"),
+]
+
+
+@pytest.mark.parametrize("answer,verdict", WATCHED_ANSWERS)
+def test_backward_hook_exercise_judges_each_case(answer, verdict):
+    setup = ["import", "helpers", "check-helper"]
+    out = run_check_alone("12_watching_gradients_flow", setup, f"watched = {answer}", "check-3")
+    assert out.startswith(verdict), (answer, out)
+
+
 # ---------------------------------------------------------------- the check helper ----
 def helper_namespace(lang: str = "en") -> dict:
     """The namespace after running lesson 0's ``check-helper`` cell."""

@@ -121,6 +121,9 @@ ENGLISH_TERMS = {
     "torch", "autograd", "tensor", "Tensor", "detach", "cuda", "cpu", "nan", "NaN", "ln",  # code and math
     "GAN", "RNN", "BPTT", "SGD", "Adam", "ReLU", "Sigmoid", "Tanh", "Linear", "Dropout",  # the field's names
     "saved",  # torchviz: "self: [saved tensor]"
+    # gradcheck's GradcheckError: the lines after its first name the two Jacobians it compares
+    # ("numerical:tensor(...)", "analytical:tensor(...)"), PyTorch's words like the rest of its message
+    "numerical", "analytical",
 }  # fmt: skip
 #: Parts of an output line that are code or PyTorch's own words, not English prose.
 CODE_IN_OUTPUT = [

@@ -26,6 +26,7 @@ interface the tensor layer installs (:data:`leafkit.autograd.graph.api`).
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -156,6 +157,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     Raises
     ------
+    DeprecationWarning
+        When instantiated ("should not be instantiated"), as PyTorch warns.
     RuntimeError
         When instantiated and called like a module ("Legacy autograd
         function with non-static forward method is deprecated"), and from
@@ -165,7 +168,13 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     _backward_cls: type[BackwardCFunction]  # <Name>Backward, made by FunctionMeta
 
     def __init__(self, *args, **kwargs):
-        pass
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so you "
+            "should invoke them on the class itself. Instantiating an autograd function will raise an error in a "
+            "future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(

@@ -285,9 +285,10 @@ class SavedVariable:
         if self.counter is not None and self.counter[0] != self.version:
             ttype = api.type_string(self.data.dtype, self.device)
             shape = ", ".join(map(str, self.data.shape))
-            producer = (
-                self.producer if self.producer is None or isinstance(self.producer, str) else self.producer.name()
-            )
+            # PyTorch names a saved input's grad_fn as it is now (an in-place change gave it a new one:
+            # "output 0 of Add" after h.add_(1)), and a saved output's node
+            producer = self.tensor.grad_fn if self.tensor is not None else self.producer
+            producer = producer if producer is None or isinstance(producer, str) else producer.name()
             where = f", which is output {self.output_nr} of {short_name(producer)}," if producer else ""
             hint = HINT_ANOMALY if anomaly_mode.is_anomaly_enabled() else HINT_PLAIN
             raise RuntimeError(

@@ -169,7 +169,8 @@ def node_freed(fn) -> bool:
 
 
 def saved_items(fn):
-    """``[(name, value)]`` for the node's saved attributes (prefix stripped).
+    """``[(name, value)]`` for the node's saved attributes (prefix stripped); for the node of a user's
+    ``autograd.Function``, ``[("saved_tensors", (...))]``: what its ``ctx.save_for_backward`` kept.
 
     Returns ``None`` when the saved tensors were already freed.
     """
@@ -186,6 +187,19 @@ def saved_items(fn):
         except Exception:
             continue
         out.append((attr[len(SAVED_PREFIX) :], val))
+    if not out and hasattr(type(fn), "_forward_cls"):
+        # a user's autograd.Function (``CubeBackward``): what ``ctx.save_for_backward`` kept is its public
+        # ``saved_tensors`` (it has no ``_saved_*`` attributes); reading it after backward() raises "freed"
+        try:
+            kept = tuple(fn.saved_tensors)
+        except RuntimeError as exc:
+            if _freed_error(exc):
+                return None
+            kept = ()
+        except Exception:
+            kept = ()
+        if kept:
+            out.append(("saved_tensors", kept))
     return out
 
 

@@ -227,7 +227,8 @@ def make_dot(
         non-leaf tensor is drawn hanging off the node that made it, so its
         ``retains_grad`` and hook marks show.
     show_saved : bool, default False
-        Draw the tensors saved for backward (``_saved_*`` attributes) in orange.
+        Draw the tensors saved for backward (``_saved_*`` attributes; for the node of
+        a user's ``autograd.Function``, its ``saved_tensors``) in orange.
     show_attrs : bool, default False
         List each node's saved attributes (``exponent: 2``) under its name.
     max_nodes : int or None, default ``DEFAULT_MAX_NODES`` (300)

@@ -69,6 +69,34 @@ def test_show_saved_and_attrs(tk):
     assert "orange" not in plain and "exponent" not in plain
 
 
+def test_saved_tensors_of_a_custom_function(tk):
+    """A user's Function has no ``_saved_*`` attributes: its ``ctx.save_for_backward`` tensors are drawn from
+    ``saved_tensors``, on torch as on leafkit, and the node is drawn freed after backward."""
+
+    class Cube(tk.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x**2
+
+    x = tk.tensor([1.0, 2.0], requires_grad=True)
+    y = Cube.apply(x)
+    src = make_dot(y, params={"x": x}, show_saved=True, show_attrs=True).source
+    (c,) = fn(src, "CubeBackward")
+    assert "saved_tensors: [saved tensors]" in attrs_of(src, c)
+    saved = find(src, "orange")
+    assert '"saved_tensors[0]\\n (2,)"' in attrs_of(src, saved) and (c, saved, "dir=none") in edges(src)
+    y.sum().backward()
+    src = make_dot(y, show_saved=True).source
+    (c,) = fn(src, "CubeBackward")
+    assert "(freed)" in attrs_of(src, c) and "orange" not in src
+
+
 def test_freed_nodes_after_backward(tk):
     x = tk.tensor([2.0], requires_grad=True)
     y = (x**2).clone()
