@@ -49,10 +49,10 @@ TEXT = {
         "kept_by": "保存者",
         "parameter": "参数的存储：不占新内存",
         "shared": "与 {other} 共用存储：不占新内存",
-        "recomputed": "checkpoint：{block}（什么也不保存，反向传播时重算）",
-        "input": "checkpoint 的输入",
+        "recomputed": "检查点：{block}（什么也不保存，反向传播时重算）",
+        "input": "检查点的输入",
         "total": "为反向传播保存：{total}",
-        "legend": "橙色：保存的张量和它占的字节    浅橙色：保存了，但不占新内存    黄色框：做了 checkpoint 的块",
+        "legend": "橙色：保存的张量和它占的字节    浅橙色：保存了，但不占新内存    黄色框：做了检查点的块",
     },
 }
 

@@ -50,6 +50,8 @@ TEXT = {
         "ckpt_input": "input of {block}",
         "kept": "Kept for backward: {total}",
         "kept_where": "{bytes} on {device}",
+        "kept_paren": " ({where})",
+        "list_sep": ", ",
         "recomputed": "Forward ops run again during backward ({n})",
         "recomputed_none": "Forward ops run again during backward: none",
         "legend_saved": "a saved tensor and the bytes it keeps",
@@ -71,11 +73,10 @@ TEXT = {
     },
     "zh": {
         "title": "MemoryExplorer：反向传播保存了什么",
-        "subtitle": "一个小 MLP 的一步训练：每个节点保存的张量、它们占的字节，"
-        "以及 checkpoint 和保存张量钩子带来的变化。",
-        "summary": "给 MLP 的块做 checkpoint，保存的张量原样保留、存成 float16 或放到 CPU；"
+        "subtitle": "一个小 MLP 的一步训练：每个节点保存的张量、它们占的字节，以及检查点和保存张量钩子带来的变化。",
+        "summary": "给 MLP 的块做检查点（checkpoint），保存的张量原样保留、存成 float16 或放到 CPU；"
         "看每个节点保存的张量、占用的字节和重算的前向运算",
-        "checkpoint": "checkpoint",
+        "checkpoint": "检查点",
         "hooks": "保存的张量",
         "hook_none": "原样保留",
         "hook_float16": "float16 副本（钩子）",
@@ -89,18 +90,20 @@ TEXT = {
         "ckpt_input": "{block} 的输入",
         "kept": "为反向传播保存：{total}",
         "kept_where": "{device} 上 {bytes}",
+        "kept_paren": "（{where}）",
+        "list_sep": "、",
         "recomputed": "反向传播时重跑的前向运算（{n} 个）",
         "recomputed_none": "反向传播时重跑的前向运算：没有",
         "legend_saved": "保存的张量和它占的字节",
         "legend_pale": "保存了，但不占新内存",
-        "legend_block": "做了 checkpoint 的块",
+        "legend_block": "做了检查点的块",
         "raises": "这段代码抛出了错误",
         "caption": "loss.backward() 之前的计算图，以及每个节点保存的张量",
         "no_hooks": "这个版本的 leafkit 还没有 saved_tensors_hooks：只能“原样保留”",
-        "why_plain": "不做 checkpoint 时，每个节点都保存反向公式要读的张量：`AddmmBackward0` 保存输入 `mat1`，"
+        "why_plain": "不做检查点时，每个节点都保存反向公式要读的张量：`AddmmBackward0` 保存输入 `mat1`，"
         "`SiluBackward0` 保存它的输入 `self`（激活之前 Linear 的输出）。节点保存的是引用，不是副本："
         "`mat2` 是权重的视图，模型本来就持有权重，所以不占新内存。",
-        "why_ckpt": "做了 checkpoint 的块只保存自己的输入：块里的节点什么也不存，反向传播时重新跑一遍它们的前向"
+        "why_ckpt": "做了检查点的块只保存自己的输入：块里的节点什么也不存，反向传播时重新跑一遍它们的前向"
         "（{n} 个运算）把张量算回来。这是用时间换内存。",
         "why_float16": "float16 钩子把每个保存的张量打包成一半大小的副本，每保存一次就复制一次（参数也不例外）："
         "反向传播读到的是舍入成 float16 再转回 float32 的张量。",
@@ -242,10 +245,12 @@ class MemoryExplorer(Explorer):
         rows = [W.HBox(self.ckpts, layout=W.Layout(flex_flow="row wrap")), self.hooks]
         self.totals_view = W.HTML()
         self.totals_view.add_class("lk-memory-totals")
-        self._assemble(
+        self._assemble(  # the table goes below, full width: the tall graph gets the room beside the code
             rows,
-            left_views=[self.code_view, self.totals_view, self.message_view, self.explanation_view, self.table_view],
-            left_width="560px",
+            left_views=[self.code_view, self.totals_view, self.message_view, self.explanation_view],
+            left_width="440px",
+            left_min="380px",
+            below=[self.table_view],
         )
         self.refresh()
 
@@ -313,12 +318,14 @@ class MemoryExplorer(Explorer):
         return [mono(r["node"]), attr, shape, mono(r["dtype"].replace("torch.", "")), kept]
 
     def _totals_html(self, res) -> str:
-        where = ", ".join(
+        where = self._t("list_sep").join(
             self._t("kept_where", bytes=format_bytes(b), device=d) for d, b in res.memory.by_device().items()
         )
-        total = self._t("kept", total=format_bytes(res.memory.kept_bytes)) + (f" ({where})" if where else "")
+        total = self._t("kept", total=format_bytes(res.memory.kept_bytes)) + (
+            self._t("kept_paren", where=where) if where else ""
+        )
         rec = (
-            self._t("recomputed", n=len(res.recomputed)) + self._t("colon") + ", ".join(res.recomputed)
+            self._t("recomputed", n=len(res.recomputed)) + self._t("colon") + self._t("list_sep").join(res.recomputed)
             if res.recomputed
             else self._t("recomputed_none")
         )
