@@ -27,6 +27,7 @@ from . import examples as examples
 from . import func as func
 from . import nn as nn
 from . import optim as optim
+from . import profiler as profiler
 from . import return_types as return_types
 from . import serialization as serialization
 from . import utils as utils

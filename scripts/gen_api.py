@@ -61,6 +61,8 @@ SUBMODULES = (
     "utils.data",
     "utils.checkpoint",
     "func",
+    "profiler",
+    "autograd.profiler",
 )
 
 

