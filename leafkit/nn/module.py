@@ -60,6 +60,30 @@ def _init_hook_dicts(d: dict) -> None:
     d.setdefault("_is_full_backward_hook", None)
 
 
+def _add_hook(hooks, hook, *, prepend: bool = False, flags=()) -> RemovableHandle:
+    """Put ``hook`` into ``hooks`` under a new handle's id.  ``flags`` are ``(dict, on)`` pairs: each dict marks the
+    hook when ``on`` (``with_kwargs``, ``always_call``), and the handle forgets the marks on ``remove()``;
+    ``prepend`` puts the hook before the others."""
+    handle = _ModuleHookHandle(hooks, extra_dict=[d for d, _ in flags] or None)
+    hooks[handle.id] = hook
+    for d, on in flags:
+        if on:
+            d[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def _backward_hook_kind(current, full: bool, scope: str) -> bool:
+    """PyTorch refuses to mix regular and full backward hooks (on one module, or among the global ones): the kind
+    the hooks of ``scope`` now have, or its RuntimeError."""
+    if current is (not full):
+        raise RuntimeError(
+            f"Cannot use both regular backward hooks and full backward hooks {scope}. Please use only one of them."
+        )
+    return full
+
+
 def register_module_forward_pre_hook(hook) -> RemovableHandle:
     """Call ``hook(module, args)`` before the ``forward`` of every module, before the module's own pre-hooks
     (``torch.nn.modules.module.register_module_forward_pre_hook``; a debugging tool: global state).
@@ -68,9 +92,7 @@ def register_module_forward_pre_hook(hook) -> RemovableHandle:
     -------
     RemovableHandle
     """
-    handle = _ModuleHookHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
@@ -82,13 +104,8 @@ def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call
     -------
     RemovableHandle
     """
-    handle = _ModuleHookHandle(_global_forward_hooks, extra_dict=_global_forward_hooks_always_called)
-    _global_forward_hooks[handle.id] = hook
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
-    return handle
+    flags = ((_global_forward_hooks_with_kwargs, with_kwargs), (_global_forward_hooks_always_called, always_call))
+    return _add_hook(_global_forward_hooks, hook, flags=flags)
 
 
 def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
@@ -99,9 +116,7 @@ def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
     -------
     RemovableHandle
     """
-    handle = _ModuleHookHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
@@ -115,15 +130,8 @@ def register_module_full_backward_hook(hook) -> RemovableHandle:
         one of them." after :func:`register_module_backward_hook`.
     """
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(
-            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use "
-            "only one of them."
-        )
-    _global_is_full_backward_hook = True
-    handle = _ModuleHookHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    _global_is_full_backward_hook = _backward_hook_kind(_global_is_full_backward_hook, True, "as a global Module hook")
+    return _add_hook(_global_backward_hooks, hook)
 
 
 def register_module_backward_hook(hook) -> RemovableHandle:
@@ -136,15 +144,8 @@ def register_module_backward_hook(hook) -> RemovableHandle:
         "Cannot use both regular backward hooks and full backward hooks as a global Module hook."
     """
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
-        raise RuntimeError(
-            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. Please use "
-            "only one of them."
-        )
-    _global_is_full_backward_hook = False
-    handle = _ModuleHookHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    _global_is_full_backward_hook = _backward_hook_kind(_global_is_full_backward_hook, False, "as a global Module hook")
+    return _add_hook(_global_backward_hooks, hook)
 
 
 class _WrappedHook:
@@ -387,13 +388,8 @@ class Module:
             At call time, "forward pre-hook must return None or a tuple of
             (new_args, new_kwargs), but got ..." from a ``with_kwargs`` hook.
         """
-        handle = _ModuleHookHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        flags = ((self._forward_pre_hooks_with_kwargs, with_kwargs),)
+        return _add_hook(self._forward_pre_hooks, hook, prepend=prepend, flags=flags)
 
     def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False, always_call=False):
         """Call ``hook(module, args, output)`` after every ``forward`` (``torch.nn.Module.register_forward_hook``).
@@ -410,17 +406,8 @@ class Module:
         -------
         RemovableHandle
         """
-        handle = _ModuleHookHandle(
-            self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called]
-        )
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        flags = ((self._forward_hooks_with_kwargs, with_kwargs), (self._forward_hooks_always_called, always_call))
+        return _add_hook(self._forward_hooks, hook, prepend=prepend, flags=flags)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
         """Call ``hook(module, grad_output)`` when the gradients of the module's outputs arrive
@@ -442,11 +429,7 @@ class Module:
         RuntimeError
             In backward, "Backward pre hook returned an invalid number of grad_output, got 2, but expected 1".
         """
-        handle = _ModuleHookHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._backward_pre_hooks, hook, prepend=prepend)
 
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """Call ``hook(module, grad_input, grad_output)`` once the gradients with respect to the module's inputs are
@@ -477,17 +460,8 @@ class Module:
             :meth:`register_backward_hook`; in backward, "Backward hook
             returned an invalid number of grad_input, got 1, but expected 2".
         """
-        if self._is_full_backward_hook is False:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
-                "only one of them."
-            )
-        self._is_full_backward_hook = True
-        handle = _ModuleHookHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        self._is_full_backward_hook = _backward_hook_kind(self._is_full_backward_hook, True, "on a single Module")
+        return _add_hook(self._backward_hooks, hook, prepend=prepend)
 
     def register_backward_hook(self, hook):
         """The legacy module backward hook (``torch.nn.Module.register_backward_hook``, deprecated).
@@ -506,15 +480,8 @@ class Module:
         RuntimeError
             "Cannot use both regular backward hooks and full backward hooks on a single Module."
         """
-        if self._is_full_backward_hook is True:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
-                "only one of them."
-            )
-        self._is_full_backward_hook = False
-        handle = _ModuleHookHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        self._is_full_backward_hook = _backward_hook_kind(self._is_full_backward_hook, False, "on a single Module")
+        return _add_hook(self._backward_hooks, hook)
 
     def _get_backward_hooks(self):
         """The full and the legacy backward hooks that apply to this module (global ones first)."""
