@@ -46,10 +46,12 @@ def measure() -> dict:
             return
         if code.co_filename == hook:
             return  # Python's import statement, through leafkit's import hook: NumPy's sum imports its _methods
-        if os.path.abspath(code.co_filename).startswith(package + os.sep):
+        if os.path.basename(code.co_filename).startswith("<"):  # exec'd: "<string>", or leafkit's "<saver of mul>"
+            back = frame.f_back.f_code if frame.f_back is not None else None
+            if back in seen or back in generated:
+                generated[code] = None
+        elif os.path.abspath(code.co_filename).startswith(package + os.sep):
             seen[code] = None
-        elif code.co_filename.startswith("<") and frame.f_back is not None and frame.f_back.f_code in seen:
-            generated[code] = None
 
     sys.setprofile(profile)
     try:

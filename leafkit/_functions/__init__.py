@@ -41,6 +41,18 @@ from . import composite  # noqa: F401,E402  (the surface PyTorch composes: hstac
 from . import views  # noqa: E402
 
 _fast._INVALID[0] = views.Invalid  # the fast recording checks a view's grad_fn for it
+_fast.COPY_SLICES = views.CopySlices  # the fast pass frees other nodes' saved values itself
+if _fast.installed():
+    _fast.install_operators(
+        {
+            "__add__": elementwise.add_spec,
+            "__radd__": elementwise.add_spec,
+            "__sub__": elementwise.sub_spec,
+            "__mul__": elementwise.mul_spec,
+            "__rmul__": elementwise.mul_spec,
+            "__truediv__": elementwise.div_spec,
+        }
+    )
 
 
 # -- helpers the derivative formulas use besides the ops --------------------------------------------------------------

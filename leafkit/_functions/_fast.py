@@ -49,7 +49,7 @@ from ..autograd.graph import (
 from . import _base, _namespace, _registry
 from ._base import OpNode, _arrays, _check_saved_inputs, _plain
 
-__all__ = ["ENABLED", "install", "installed"]
+__all__ = ["ENABLED", "install", "install_operators", "installed"]
 
 ENABLED = os.environ.get("LEAFKIT_FAST", "1").strip().lower() not in ("0", "false", "no", "off")
 _REFERENCE = {}  # what install() replaced: (module or class, name) -> the reference function
@@ -59,6 +59,7 @@ def install() -> None:
     """Put the fast functions in place of the reference ones (once; before the op families import ``apply``)."""
     if _REFERENCE:
         return
+    _registry.OpSpec._fast_apply = None  # an op's own recorder (_compile_simple), written on its first use
     for owner, name, fast in (
         (_base, "apply", apply),
         (_registry, "apply", apply),
@@ -69,6 +70,30 @@ def install() -> None:
     ):
         _REFERENCE[owner, name] = getattr(owner, name)
         setattr(owner, name, fast)
+
+
+def install_operators(specs) -> None:
+    """Give ``Tensor``'s arithmetic operators (``specs``: operator name -> op) a short way to their op's recorder
+    (:func:`_compile_simple`) for a tensor or Python number on the right; anything else as before."""
+    for name, spec in specs.items():
+        before = getattr(Tensor, name)
+        _REFERENCE[Tensor, name] = before
+        setattr(Tensor, name, _operator(spec, before))
+
+
+def _operator(spec, before):
+    if not spec.simple:
+        raise ValueError(f"{spec.name} is no op of one or two inputs and one output")
+    simple = spec._fast_apply = spec._fast_apply or _compile_simple(spec)
+
+    def op(self, other):
+        c = other.__class__
+        if c is float or c is Tensor or c is int:
+            return simple((self, other))
+        return before(self, other)
+
+    op.__name__, op.__doc__ = before.__name__, before.__doc__
+    return op
 
 
 def installed() -> bool:
@@ -91,38 +116,29 @@ def add_op(spec, apply) -> None:
         setattr(_namespace.array_ns, spec.name, raw)
 
 
+def _define(lines, ns, spec, kind):
+    """The function whose source is ``lines`` (code written above from an op's own inputs, saved names and
+    formulas), defined in the namespace ``ns``.  Its frames name a file inside leafkit, so that anomaly mode's
+    forward traceback leaves them out as it leaves out leafkit's other frames (and profiles name the op)."""
+    code = compile("\n".join(lines), os.path.join(_HERE, f"<{kind} of {spec.name}>"), "exec")
+    exec(code, ns)  # noqa: S102 - code built by this module's compilers, from the op's registry entry only
+    return ns[lines[0][4 : lines[0].index("(")]]
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_FP_STATE = _base._FP_STATE  # NumPy's floating-point error state (None: NumPy 1.x, where np.errstate is used)
+
+
 # -- recording ------------------------------------------------------------------------------------------------------
 def apply(spec, args):
-    """:func:`._base.apply`, with a short way for ``spec.simple`` ops on plain tensors of one device."""
+    """:func:`._base.apply`: ``spec.simple`` ops by their own recorder (:func:`_compile_simple`), written out on
+    their first use; every other op by :func:`_apply`."""
+    f = spec._fast_apply
+    if f is not None:
+        return f(args)
     if spec.simple:
-        a = args[0]
-        if a.__class__ is Tensor and a._base is None:
-            if spec.n_in == 1:
-                need = a._requires_grad
-                out = spec.forward(a._data, *args[1:])
-            else:
-                b = args[1]
-                cb = b.__class__
-                if cb is Tensor:
-                    if b._base is not None or b._device is not a._device:
-                        return _apply(spec, args)
-                    need = a._requires_grad or b._requires_grad
-                    if need and (a._inference or b._inference) and _state.enabled:
-                        _check_saved_inputs(spec, args)
-                    out = spec.forward(a._data, b._data, *args[2:])
-                elif cb is float or cb is int:
-                    need = a._requires_grad
-                    out = spec.forward(a._data, b, *args[2:])
-                else:
-                    return _apply(spec, args)
-            if need and _state.enabled:
-                return _record_simple(spec, args, out, a._device)
-            r = Tensor._make(out, a._device)
-            if need:
-                r._created_in_no_grad = True
-            if _state.inference:
-                r._inference = True
-            return r
+        f = spec._fast_apply = _compile_simple(spec)
+        return f(args)
     return _apply(spec, args)
 
 
@@ -172,6 +188,7 @@ def _apply(spec, args):
 
 
 _INVALID = [None]  # views.Invalid, the grad_fn of a view that may not be used (set by install)
+COPY_SLICES = None  # views.CopySlices, whose _release frees its view's node too (set by leafkit._functions)
 
 
 def _apply_general(spec, args):
@@ -275,6 +292,207 @@ _NRS00 = nrs((0, 0))
 _MISSING = object()
 
 
+def _compile_simple(spec):
+    """The short way for one op (``spec.simple``: one output, one or two leading inputs, the first a tensor),
+    written out for that op: the inputs unwrapped, the forward run (its ``np.errstate`` wrapper written out too),
+    the node and the result tensor built, and the values to save handed to the op's saver for what needs a
+    gradient (:func:`_compile_save`), with no call between.  Anything rarer (a view, another tensor class, two
+    devices, a result that is not a NumPy array) goes the general way (:func:`_apply`)."""
+    two = spec.n_in == 2
+    lines = _simple_forward(spec, two)
+    if spec.not_differentiable or len(spec.diff) != spec.n_in:  # an input without a gradient edge: recorded
+        lines.append("    return record(spec, args, out, dev)")  # the general way
+        return _exec_simple(spec, lines, {})
+    lines += _simple_node(two, spec.first)
+
+    def saver(needs):
+        plan = spec.plans[needs]
+        return _compile_save(spec, plan) if plan else None
+
+    if two:
+        ns = dict(TT=(True, True), TF=(True, False), FT=(False, True))
+        ns.update(S_TT=saver((True, True)), S_TF=saver((True, False)), S_FT=saver((False, True)))
+    else:
+        ns = dict(T1=(True,), S_T=saver((True,)))
+    return _exec_simple(spec, lines, ns)
+
+
+def _simple_forward(spec, two):
+    """:func:`_compile_simple`'s first part: the inputs checked and unwrapped, the forward run, and the result
+    tensor, returned as it is when nothing is recorded."""
+    lines = [
+        "def simple(args):",
+        "    a = args[0]",
+        "    if a.__class__ is not T or a._base is not None:",
+        "        return general(spec, args)",
+    ]
+    if two:
+        lines += [
+            "    b = args[1]",
+            "    cb = b.__class__",
+            "    if cb is T:",
+            "        if b._base is not None or b._device is not a._device:",
+            "            return general(spec, args)",
+            "        qa = a._requires_grad",
+            "        qb = b._requires_grad",
+            "        if (qa or qb) and (a._inference or b._inference) and state.enabled:",
+            "            check_saved(spec, args)",
+            "        x, y = a._data, b._data",
+            "    elif cb is float or cb is int:",
+            "        qa = a._requires_grad",
+            "        qb = False",
+            "        x, y = a._data, b",
+            "    else:",
+            "        return general(spec, args)",
+            "    need = qa or qb",
+        ]
+    else:
+        lines += ["    qa = need = a._requires_grad", "    x = a._data"]
+    x_args = "x, y" if two else "x"
+
+    def call(f):  # the forward's call: its attributes passed on when the op has any and they were given
+        if len(spec.params) == spec.n_in:
+            return f"{f}({x_args})"
+        return f"{f}({x_args}) if len(args) == {spec.n_in} else {f}({x_args}, *args[{spec.n_in}:])"
+
+    return lines + [
+        "    fw = spec.forward",
+        "    if fw is WRAPPED:  # _base.quiet's wrapper, written out",
+        "        token = enter(QUIET)",
+        "        try:",
+        f"            out = {call('RAW')}",
+        "        finally:",
+        "            leave(token)",
+        "    else:",
+        f"        out = {call('fw')}",
+        "    dev = a._device",
+        "    if out.__class__ is not ND:",
+        "        return finish(spec, args, out, dev, need)",
+        "    r = new(T)",
+        "    r._data = out",
+        "    r._device = dev",
+        "    r._version_counter = [0]",
+        "    r._output_nr = 0",
+        "    if not need or not state.enabled:",
+        "        r._grad_fn = None",
+        "        r._requires_grad = False",
+        "        if need:",
+        "            r._created_in_no_grad = True",
+        "        if state.inference:",
+        "            r._inference = True",
+        "        return r",
+    ]
+
+
+def _simple_node(two, first):
+    """:func:`_compile_simple`'s second part: the node (what :func:`_record_simple` builds) and the saved values."""
+
+    def edge(t, e, n, m):  # the gradient edge of input t (e, n) and what its gradient is checked against (m)
+        return [
+            f"        fn = {t}._grad_fn",
+            "        if fn is None:",
+            f"            {e} = {t}._get_accumulator()",
+            f"            {n} = 0",
+            "        else:",
+            f"            {e} = fn",
+            f"            {n} = {t}._output_nr",
+            f"        d = {t}._data",
+            f"        {m} = None if d.shape == shape and d.dtype == dtype else (d.shape, d.dtype)",
+        ]
+
+    lines = [
+        "    dtype = out.dtype",
+        "    if dtype.kind not in KINDS:",
+        "        return finish(spec, args, out, dev, need)",
+        "    node = new(cls)",
+        f"    node._seq = {'RUN_FIRST' if first else 'next(sequence)'}",
+        "    node._stash = None",
+        "    node._device = dev",
+        "    node._had_saved = node._released = False",
+        "    if anomaly._enabled:",
+        "        anomaly.record_traceback(node)",
+        "    shape = out.shape",
+        "    if qa:",
+        *edge("a", "ea", "na", "ma"),
+        "    else:",
+        "        ea = ma = None",
+        "        na = 0",
+    ]
+    if two:
+        lines += [
+            "    if qb:",
+            *edge("b", "eb", "nb", "mb"),
+            "        needs, saver = (TT, S_TT) if qa else (FT, S_FT)",
+            "    else:",
+            "        eb = mb = None",
+            "        nb = 0",
+            "        needs, saver = TF, S_TF",
+            "    node._next = (ea, eb)",
+            "    node._nrs = NRS00 if na == 0 and nb == 0 else nrs((na, nb))",
+            "    node._in_meta = NO_META2 if ma is None and mb is None else (ma, mb)",
+        ]
+    else:
+        lines += [
+            "    needs, saver = T1, S_T",
+            "    node._next = (ea,)",
+            "    node._nrs = NRS1[na] if na < 2 else nrs((na,))",
+            "    node._in_meta = NO_META1 if ma is None else (ma,)",
+        ]
+    return lines + [
+        "    node.needs_input_grad = needs",
+        "    r._grad_fn = node",
+        "    r._requires_grad = True",
+        "    if saver is not None:",
+        "        node._stash = saver(node, args, (r,))",
+        "    return r",
+    ]
+
+
+def _exec_simple(spec, lines, ns):
+    """The function :func:`_compile_simple` wrote for ``spec``, with the names its code reads."""
+    fw = spec.forward
+    ns |= {
+        "spec": spec,
+        "record": _record,
+        "general": _apply,
+        "finish": _finish,
+        "check_saved": _check_saved_inputs,
+        "T": Tensor,
+        "ND": np.ndarray,
+        "state": _state,
+        "new": object.__new__,
+        "cls": spec.node_cls,
+        "RUN_FIRST": RUN_FIRST,
+        "sequence": _sequence,
+        "anomaly": anomaly_mode,
+        "KINDS": DIFFERENTIABLE_KINDS,
+        "nrs": nrs,
+        "NRS00": _NRS00,
+        "NRS1": _NRS1,
+        "NO_META1": _NO_META1,
+        "NO_META2": _NO_META2,
+        "WRAPPED": fw if _base._FP_STATE is not None and hasattr(fw, "__wrapped__") else _MISSING,
+        "RAW": getattr(fw, "__wrapped__", None),
+        "enter": getattr(_base._FP_STATE, "set", None),
+        "leave": getattr(_base._FP_STATE, "reset", None),
+        "QUIET": _base._QUIET,
+    }
+    return _define(lines, ns, spec, "recorder")
+
+
+def _finish(spec, args, out, dev, need):
+    """The end of a compiled recorder (:func:`_compile_simple`) for a result it leaves to the general code (not a
+    NumPy array, or of a dtype without gradients)."""
+    if need and _state.enabled:
+        return _record_simple(spec, args, out, dev)
+    r = Tensor._make(out, dev)
+    if need:
+        r._created_in_no_grad = True
+    if _state.inference:
+        r._inference = True
+    return r
+
+
 def _record(spec, args, out, dev):
     """:func:`._base.record`: by a recorder written out for the op (:func:`_compile_record`) when it has a fixed
     number of inputs and one output, else by :func:`_record_any`."""
@@ -370,8 +588,7 @@ def _compile_record(spec):
         "save": _save,
         "multi": spec.multi,
     }
-    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own input list
-    return ns["record"]
+    return _define(lines, ns, spec, "recorder")
 
 
 def _record_any(spec, args, out, dev):
@@ -499,8 +716,7 @@ def _compile_save(spec, plan):
         "SAVE": _base._SAVE,
         "spec": spec,
     }
-    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own saved names
-    return ns["save"]
+    return _define(lines, ns, spec, "saver")
 
 
 # -- backward code --------------------------------------------------------------------------------------------------
@@ -532,10 +748,16 @@ def _compile_backward(spec):
         "    grad = grads[0]",
         "    need = self.needs_input_grad",
     ]
-    for k in range(n_saved):
-        lines.append(f"    s{k} = saved[{k}]")
-        lines.append(f"    if s{k}.__class__ is SV:")
-        lines.append(f"        s{k} = s{k}.unpack(self, rec)")
+    for k in range(n_saved):  # SavedVariable.unpack's common case written out: an array not changed since saved
+        lines += [
+            f"    s{k} = saved[{k}]",
+            f"    if s{k}.__class__ is SV:",
+            f"        c = s{k}.counter",
+            f"        if rec or c is None or c[0] != s{k}.version:",
+            f"            s{k} = s{k}.unpack(self, rec)",
+            "        else:",
+            f"            s{k} = s{k}.data",
+        ]
     env = {0: "grad", 1: "grads", **{2 + k: f"s{k}" for k in range(n_saved)}}
     outs = []
     ns = {"SV": SavedVariable, "RELEASED_MESSAGE": RELEASED_MESSAGE, "EMPTY": (None,) * n_saved}
@@ -547,15 +769,25 @@ def _compile_backward(spec):
         args = ", ".join(["F"] + [env[i] for i in f[1]])
         outs.append(f"(f{j}({args}) if need[{j}] else None)")
     lines.append(f"    return [{', '.join(outs)}]")
-    exec("\n".join(lines), ns)  # noqa: S102 - code built above from the op's own formula list
-    fn = ns["_backward"]
+    fn = _define(lines, ns, spec, "backward")
     fn.__doc__ = f"The derivative formulas of ``{spec.name}``, run in the namespace ``F``."
     return fn
 
 
 # -- the pass -------------------------------------------------------------------------------------------------------
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-    """:func:`leafkit.autograd.engine.backward`, running :func:`run_backward`."""
+    """:func:`leafkit.autograd.engine.backward`, running :func:`run_backward`; ``loss.backward()`` on a plain
+    one-element tensor with history goes straight to the pass."""
+    if grad_tensors is None and inputs is None and not create_graph and len(tensors) == 1 and _FP_STATE is not None:
+        t = tensors[0]
+        if t.__class__ is Tensor and t._grad_fn is not None and t._base is None and t._data.size == 1:
+            roots = [(t._grad_fn, t._output_nr, np.ones_like(t._data))]  # what root_grads gives for it
+            token = _FP_STATE.set(_base._QUIET)  # np.errstate(all="ignore"), as _base.quiet sets it
+            try:
+                _run_plain(roots, bool(retain_graph), False)
+            finally:
+                _FP_STATE.reset(token)
+            return
     roots = _engine.root_grads(tensors, grad_tensors, bool(create_graph))
     targets = None if inputs is None else _engine._backward_inputs(_engine.as_tuple(inputs))
     if create_graph:
@@ -768,14 +1000,24 @@ def _run_plain(roots, keep_graph, create_graph):
             deps[node] = -1  # queued
             push(heap, (-node._seq, tie, node))
             tie += 1
+    # ``ready``: the one node that became ready while the heap was empty, run next without the heap (in a chain
+    # every node is that one); a second ready node sends both to the heap, ``ready`` first, as they would have gone
+    ready = None
     prev = (_state.grad, _state.enabled, _state.checkpoint_valid)
     _state.grad = _state.enabled = create_graph  # formulas on tensors record only when asked
     _state.checkpoint_valid = True  # no inputs: a reentrant checkpoint may run its own pass
     try:
-        while heap:
-            node = pop(heap)[2]
+        while True:
+            if ready is not None:
+                node = ready
+                ready = None
+            elif heap:
+                node = pop(heap)[2]
+            else:
+                break
             grads = buffers.pop(node, None)
-            if node.__class__ is AccumulateGrad:
+            cls = node.__class__
+            if cls is AccumulateGrad:
                 _accumulate_owned(node, grads, owned, create_graph)
                 continue
             if grads is not None and (
@@ -793,8 +1035,13 @@ def _run_plain(roots, keep_graph, create_graph):
                 in_grads = _engine._run_node(node, grads, F) if anomaly_mode._enabled else node._backward(grads, F)
                 if node._post_hooks is not None:
                     in_grads = _engine._post_hooks(node, in_grads, grads, None, F)
-            if not keep_graph:
-                node._release()
+            if not keep_graph:  # Node._release written out (CopySlices frees its view's node too)
+                if cls is COPY_SLICES:
+                    node._release()
+                else:
+                    if node._had_saved:
+                        node._stash = None
+                    node._released = True
             meta = node._in_meta
             i = -1
             for nxt, nr in zip(node._next, node._nrs):
@@ -834,8 +1081,15 @@ def _run_plain(roots, keep_graph, create_graph):
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    push(heap, (-nxt._seq, tie, nxt))
-                    tie += 1
+                    if ready is None and not heap:
+                        ready = nxt
+                    else:
+                        if ready is not None:
+                            push(heap, (-ready._seq, tie, ready))
+                            tie += 1
+                            ready = None
+                        push(heap, (-nxt._seq, tie, nxt))
+                        tie += 1
     finally:
         _state.grad, _state.enabled, _state.checkpoint_valid = prev
 
