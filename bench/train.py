@@ -13,13 +13,17 @@ W5  memory over 50 training steps: each step's graph is freed by reference
     cycle collector finds nothing afterwards, and the resident set size does
     not grow from step to step.
 
-Every W3 configuration runs in a fresh worker process, interleaved over
-several rounds, so that one library's thread pool cannot slow the other
-down, and each is reported with one thread and with its default threading:
+Every W3 configuration runs in its own worker process, so that one library's thread pool cannot slow
+another down, and each is reported with one thread and with its default threading:
 
 * leafkit: NumPy's BLAS on 1 thread (``OPENBLAS_NUM_THREADS=1``), and on its
   default thread count;
 * PyTorch: ``torch.set_num_threads(1)``, and its default.
+
+The workers stay up for the whole run and train in turn, one epoch each, round after round (the order
+turning every round), so every library's epoch ``k`` runs within a fraction of a second of the others'.
+A shared machine's speed drifts over seconds; the ratios are therefore taken epoch by epoch, between
+neighbours (the median of the paired ratios), as well as between the medians.
 
 Two more kinds of leafkit worker can join the same interleaved rounds, on one thread:
 
@@ -52,75 +56,89 @@ TARGET = 1.0  # issue 15: leafkit <= 1.0x PyTorch on one thread, ahead of MyGrad
 EXTRA = {}  # worker name -> (PYTHONPATH to put first, LEAFKIT_FAST value): --reference, --also
 
 
-def worker(lib_name: str, threads: str, epochs: int, device: str = "cpu") -> dict:
-    """Train ``epochs`` + 1 epochs (the first is warm-up) and return the timings and accuracies."""
-    import numpy as np
+class Trainer:
+    """One library's W3 in a worker: ``epoch(k)`` trains epoch ``k`` (its own batch order) and returns the
+    seconds it took; ``report()`` the accuracies after the epochs run so far."""
 
-    import leafkit
-    from leafkit.examples import digits
+    def __init__(self, lib_name: str, threads: str, device: str = "cpu"):
+        import numpy as np
 
-    if lib_name in ("MyGrad", "HIPS autograd"):
-        return _peer_worker(lib_name, threads, epochs)
-    if lib_name == "torch":
-        import torch as lib
+        import leafkit
+        from leafkit.examples import digits
 
-        if threads == "1":
-            lib.set_num_threads(1)
-        n_threads = lib.get_num_threads()
-    else:  # leafkit, or another leafkit worker (its checkout and LEAFKIT_FAST set by run_worker)
-        lib = leafkit
-        n_threads = _blas_threads()
-    data = digits.load_data(0)
-    weights = digits.numpy_weights(digits.make_model(0, leafkit))  # the same start for both libraries
-    model = digits.make_model(0, lib, device, weights=weights)
-    opt = digits.make_optimizer(model, "sgd", lib=lib)
-    t = {k: lib.from_numpy(v).to(device) for k, v in data.items()}
-    sync = (lambda: lib.cuda.synchronize()) if device != "cpu" else (lambda: None)
-    times = []
-    for epoch in range(epochs + 1):
-        order = digits.batch_order(len(data["y_train"]), epoch)
-        sync()
+        self.lib_name, self.threads, self.np, self.digits = lib_name, threads, np, digits
+        self.data = digits.load_data(0)
+        start = digits.numpy_weights(digits.make_model(0, leafkit))  # the same start for every library
+        if lib_name in ("MyGrad", "HIPS autograd"):
+            sys.path.insert(0, str(ROOT / "bench"))
+            import peers
+
+            self.peers = peers
+            self.weights = {k: v.astype(np.float32).copy() for k, v in start.items()}
+            self.state: dict = {}
+            self.n_threads = _blas_threads()
+            return
+        if lib_name == "torch":
+            import torch as lib
+
+            if threads == "1":
+                lib.set_num_threads(1)
+            self.n_threads = lib.get_num_threads()
+        else:  # leafkit, or another leafkit worker (its checkout and LEAFKIT_FAST set by Worker)
+            lib = leafkit
+            self.n_threads = _blas_threads()
+        self.lib = lib
+        self.model = digits.make_model(0, lib, device, weights=start)
+        self.opt = digits.make_optimizer(self.model, "sgd", lib=lib)
+        self.t = {k: lib.from_numpy(v).to(device) for k, v in self.data.items()}
+        self.sync = (lambda: lib.cuda.synchronize()) if device != "cpu" else (lambda: None)
+
+    def epoch(self, k: int) -> float:
+        order = self.digits.batch_order(len(self.data["y_train"]), k)
+        if self.lib_name in ("MyGrad", "HIPS autograd"):
+            t0 = time.perf_counter()
+            self.peers.mlp_epoch_numpy_peer(self.lib_name, self.weights, self.data, order, state=self.state)
+            return time.perf_counter() - t0
+        self.sync()
         t0 = time.perf_counter()
-        digits.train_epoch(model, opt, t["X_train"], t["y_train"], order, 64, lib)
-        sync()
-        times.append(time.perf_counter() - t0)
-    return {
-        "lib": lib_name,
-        "threads": threads,
-        "n_threads": n_threads,
-        "times": times[1:],
-        "test_acc": digits.evaluate(model, t["X_test"], t["y_test"], lib),
-        "train_acc": digits.evaluate(model, t["X_train"], t["y_train"], lib),
-        "checksum": float(sum(np.abs(v).sum() for v in digits.numpy_weights(model).values())),
-    }
+        self.digits.train_epoch(self.model, self.opt, self.t["X_train"], self.t["y_train"], order, 64, self.lib)
+        self.sync()
+        return time.perf_counter() - t0
+
+    def report(self) -> dict:
+        np, d = self.np, self.data
+        if self.lib_name in ("MyGrad", "HIPS autograd"):
+            w = self.weights
+            accs = (
+                self.peers.mlp_accuracy(w, d["X_test"], d["y_test"]),
+                self.peers.mlp_accuracy(w, d["X_train"], d["y_train"]),
+            )
+        else:
+            w = self.digits.numpy_weights(self.model)
+            accs = tuple(
+                self.digits.evaluate(self.model, self.t[f"X_{s}"], self.t[f"y_{s}"], self.lib)
+                for s in ("test", "train")
+            )
+        return {
+            "n_threads": self.n_threads,
+            "test_acc": accs[0],
+            "train_acc": accs[1],
+            "checksum": float(sum(np.abs(v).sum() for v in w.values())),
+        }
 
 
-def _peer_worker(lib_name: str, threads: str, epochs: int) -> dict:
-    """W3 in MyGrad or HIPS autograd: the same weights, batch order, loss and SGD-with-momentum update."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    import numpy as np
-    import peers
-
-    import leafkit
-    from leafkit.examples import digits
-
-    data = digits.load_data(0)
-    weights = {k: v.astype(np.float32).copy() for k, v in digits.numpy_weights(digits.make_model(0, leafkit)).items()}
-    state, times = {}, []
-    for epoch in range(epochs + 1):
-        order = digits.batch_order(len(data["y_train"]), epoch)
-        t0 = time.perf_counter()
-        peers.mlp_epoch_numpy_peer(lib_name, weights, data, order, state=state)
-        times.append(time.perf_counter() - t0)
-    return {
-        "lib": lib_name,
-        "threads": threads,
-        "n_threads": _blas_threads(),
-        "times": times[1:],
-        "test_acc": peers.mlp_accuracy(weights, data["X_test"], data["y_test"]),
-        "train_acc": peers.mlp_accuracy(weights, data["X_train"], data["y_train"]),
-        "checksum": float(sum(np.abs(v).sum() for v in weights.values())),
-    }
+def serve(lib_name: str, threads: str) -> None:
+    """The worker's loop: a :class:`Trainer`, then one line in, one JSON line out (``epoch K``, ``report``)."""
+    trainer = Trainer(lib_name, threads)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        cmd, *arg = line.split()
+        if cmd == "epoch":
+            print(json.dumps({"seconds": trainer.epoch(int(arg[0]))}), flush=True)
+        elif cmd == "report":
+            print(json.dumps(trainer.report()), flush=True)
+        else:
+            return
 
 
 def _blas_threads():
@@ -132,26 +150,43 @@ def _blas_threads():
         return None
 
 
-def run_worker(lib_name: str, threads: str, epochs: int) -> dict:
-    env = dict(os.environ)
-    for v in THREAD_VARS:
-        env.pop(v, None)
-    if threads == "1":
-        env.update({v: "1" for v in THREAD_VARS})
-    path, fast = EXTRA.get(lib_name, (str(ROOT), None))
-    env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
-    if fast is not None:
-        env["LEAFKIT_FAST"] = fast
-    r = subprocess.run(
-        [sys.executable, __file__, "--worker", lib_name, threads, str(epochs)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    if r.returncode != 0:
-        raise RuntimeError(f"worker {lib_name}/{threads} failed:\n{r.stderr}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+class Worker:
+    """A worker process for one configuration ``(library, threads)``, asked for one epoch at a time."""
+
+    def __init__(self, lib_name: str, threads: str):
+        env = dict(os.environ)
+        for v in THREAD_VARS:
+            env.pop(v, None)
+        if threads == "1":
+            env.update({v: "1" for v in THREAD_VARS})
+        path, fast = EXTRA.get(lib_name, (str(ROOT), None))
+        env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
+        if fast is not None:
+            env["LEAFKIT_FAST"] = fast
+        self.name = f"{lib_name}/{threads}"
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", lib_name, threads],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.ask(None)  # its "ready"
+
+    def ask(self, command: str | None) -> dict:
+        if command is not None:
+            self.proc.stdin.write(command + "\n")
+            self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker {self.name} failed (exit code {self.proc.wait()})")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
 
 
 def _installed(module: str) -> bool:
@@ -163,70 +198,102 @@ def _installed(module: str) -> bool:
 
 
 def w3(rounds: int, epochs: int) -> dict:
+    """W3: every configuration trains ``epochs`` epochs per round after a warm-up epoch, ``rounds`` rounds, the
+    workers taking turns epoch by epoch; prints the table and the ratios, returns the summary."""
     libs = ("leafkit", "torch") if _installed("torch") else ("leafkit",)
     peer_libs = tuple(name for name, mod in (("MyGrad", "mygrad"), ("HIPS autograd", "autograd")) if _installed(mod))
     configs = [(lib, th) for th in ("1", "default") for lib in libs] + [(lib, "1") for lib in (*EXTRA, *peer_libs)]
-    results = {c: [] for c in configs}
-    for _ in range(rounds):
+    workers = {}
+    try:
         for c in configs:
-            results[c].append(run_worker(*c, epochs))
+            workers[c] = Worker(*c)
+        for w in workers.values():
+            w.ask("epoch 0")  # warm-up
+        times = {c: [] for c in configs}
+        for k in range(1, rounds * epochs + 1):
+            turn = configs[k % len(configs) :] + configs[: k % len(configs)]
+            for c in turn:
+                time.sleep(0.01)  # a thread pool that spins after its work has stopped before the next one starts
+                times[c].append(workers[c].ask(f"epoch {k}")["seconds"])
+        reports = {c: workers[c].ask("report") for c in configs}
+    finally:
+        for w in workers.values():
+            w.close()
     summary = {}
-    for (lib, th), runs in results.items():
-        per_round = [statistics.median(r["times"]) for r in runs]
-        summary[(lib, th)] = {
-            "median_ms": statistics.median(per_round) * 1e3,
-            "best_ms": min(min(r["times"]) for r in runs) * 1e3,
-            "test_acc": runs[0]["test_acc"],
-            "train_acc": runs[0]["train_acc"],
-            "n_threads": runs[0]["n_threads"],
-            "accs": sorted({(r["test_acc"], r["train_acc"]) for r in runs}),
+    for c in configs:
+        ts = times[c]
+        summary[c] = {
+            "times": ts,
+            "median_ms": statistics.median(ts) * 1e3,
+            "best_ms": min(ts) * 1e3,
+            **reports[c],
         }
-    print(f"W3  one epoch of the digits MLP (23 steps of batch 64, SGD), median of {rounds} rounds x {epochs} epochs")
+    _print_w3(summary, libs, peer_libs, rounds, epochs)
+    return summary
+
+
+def _paired(summary, a, b) -> float:
+    """The median over the epochs of ``a``'s time over ``b``'s time in the same round."""
+    return statistics.median(x / y for x, y in zip(summary[a]["times"], summary[b]["times"]))
+
+
+def _print_w3(summary, libs, peer_libs, rounds, epochs) -> None:
+    n = rounds * epochs
+    print(f"W3  one epoch of the digits MLP (23 steps of batch 64, SGD), {n} epochs each, the libraries taking turns")
     print(
         "    (leafkit.examples.digits.train runs leafkit on 1 BLAS thread by default; 'default' here is NumPy's "
         "own threading)"
     )
-    print(f"    {'library':9s} {'threads':>10s} {'ms/epoch':>9s} {'best':>8s} {'test acc':>9s} {'train acc':>9s}")
+    print(f"    {'library':13s} {'threads':>10s} {'ms/epoch':>9s} {'best':>8s} {'test acc':>9s} {'train acc':>9s}")
     for (lib, th), s in summary.items():
         nt = f"{th} ({s['n_threads']})" if th == "default" and s["n_threads"] else th
         print(
-            f"    {lib:9s} {nt:>10s} {s['median_ms']:9.2f} {s['best_ms']:8.2f} {s['test_acc']:9.2%} "
+            f"    {lib:13s} {nt:>10s} {s['median_ms']:9.2f} {s['best_ms']:8.2f} {s['test_acc']:9.2%} "
             f"{s['train_acc']:9.2%}"
         )
-    if "torch" in libs:
-        pairs = [
-            ("1 thread each", ("leafkit", "1"), ("torch", "1")),
-            ("default threading each", ("leafkit", "default"), ("torch", "default")),
-            (
-                "best of each",
-                min((("leafkit", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]),
-                min((("torch", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]),
-            ),
-        ]
-        print(f"    ratio leafkit/PyTorch (target <= {TARGET}x)     median   best")
-        for label, a, b in pairs:
-            ratio = summary[a]["median_ms"] / summary[b]["median_ms"]
-            best = summary[a]["best_ms"] / summary[b]["best_ms"]
-            verdict = "meets" if ratio <= TARGET else "MISSES"
-            print(
-                f"      {label:24s} {'(' + a[1] + ' vs ' + b[1] + ')':20s} {ratio:5.2f}x  {best:5.2f}x  {verdict} the "
-                f"target"
-            )
-        for lib in (*EXTRA, *peer_libs):
-            ratio = summary[(lib, "1")]["median_ms"] / summary[("torch", "1")]["median_ms"]
-            best = summary[(lib, "1")]["best_ms"] / summary[("torch", "1")]["best_ms"]
-            kind = "(peer)" if lib in peer_libs else "(leafkit)"
-            print(f"      {lib + ' / PyTorch':24s} {'(1 vs 1)':20s} {ratio:5.2f}x  {best:5.2f}x  {kind}")
-        if "MyGrad" in peer_libs:
-            ahead = summary[("leafkit", "1")]["median_ms"] < summary[("MyGrad", "1")]["median_ms"]
-            print(f"    leafkit ahead of MyGrad (1 thread each, median): {'yes' if ahead else 'NO'}")
-        same = summary[("leafkit", "1")]["accs"] == summary[("torch", "1")]["accs"]
+    if "torch" not in libs:
+        return
+    lk, pt = ("leafkit", "1"), ("torch", "1")
+    pairs = [
+        ("1 thread each", lk, pt),
+        ("default threading each", ("leafkit", "default"), ("torch", "default")),
+        (
+            "best of each",
+            min((("leafkit", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]),
+            min((("torch", t) for t in ("1", "default")), key=lambda c: summary[c]["median_ms"]),
+        ),
+    ]
+    print(f"    ratio leafkit/PyTorch (target <= {TARGET}x)       paired  medians  best")
+    for label, a, b in pairs:
+        ratio = _paired(summary, a, b)
+        medians = summary[a]["median_ms"] / summary[b]["median_ms"]
+        best = summary[a]["best_ms"] / summary[b]["best_ms"]
+        verdict = "meets" if ratio <= TARGET else "MISSES"
         print(
-            f"    accuracy: leafkit test {summary[('leafkit', '1')]['test_acc']:.2%} / PyTorch test "
-            f"{summary[('torch', '1')]['test_acc']:.2%} after {epochs + 1} epochs from the same weights and batch "
-            f"order: {'equal' if same else 'DIFFERENT'}"
+            f"      {label:24s} {'(' + a[1] + ' vs ' + b[1] + ')':20s} {ratio:5.2f}x  {medians:5.2f}x  {best:5.2f}x  "
+            f"{verdict} the target"
         )
-    return summary
+    for lib in (*EXTRA, *peer_libs):
+        c = (lib, "1")
+        kind = "(peer)" if lib in peer_libs else "(leafkit)"
+        print(
+            f"      {lib + ' / PyTorch':24s} {'(1 vs 1)':20s} {_paired(summary, c, pt):5.2f}x  "
+            f"{summary[c]['median_ms'] / summary[pt]['median_ms']:5.2f}x  "
+            f"{summary[c]['best_ms'] / summary[pt]['best_ms']:5.2f}x  {kind}"
+        )
+    if "MyGrad" in peer_libs:
+        mg = ("MyGrad", "1")
+        ratio = _paired(summary, lk, mg)
+        ahead = ratio < 1 and summary[lk]["median_ms"] < summary[mg]["median_ms"]
+        print(
+            f"    leafkit / MyGrad (1 thread each): paired {ratio:.2f}x, medians "
+            f"{summary[lk]['median_ms'] / summary[mg]['median_ms']:.2f}x: ahead {'yes' if ahead else 'NO'}"
+        )
+    same = (summary[lk]["test_acc"], summary[lk]["train_acc"]) == (summary[pt]["test_acc"], summary[pt]["train_acc"])
+    print(
+        f"    accuracy: leafkit test {summary[lk]['test_acc']:.2%} / PyTorch test {summary[pt]['test_acc']:.2%} after "
+        f"{n + 1} epochs from the same weights and batch order: {'equal' if same else 'DIFFERENT'}"
+    )
 
 
 # -- W5: memory over 50 training steps ----------------------------------------------------------------------
@@ -330,22 +397,21 @@ def w5(steps: int = 50, device: str = "cpu") -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3, help="W3: worker rounds per configuration")
-    ap.add_argument("--epochs", type=int, default=10, help="W3: timed epochs per worker (after one warm-up epoch)")
+    ap.add_argument("--rounds", type=int, default=3, help="W3: rounds of --epochs timed epochs (after one warm-up)")
+    ap.add_argument("--epochs", type=int, default=10, help="W3: timed epochs per round, the libraries taking turns")
     ap.add_argument("--steps", type=int, default=50, help="W5: training steps")
     ap.add_argument("--only", choices=("w3", "w5"))
     ap.add_argument("--reference", action="store_true", help="W3: leafkit with LEAFKIT_FAST=0 too")
     ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH", help="W3: another checkout's leafkit")
-    ap.add_argument("--worker", nargs=3, metavar=("LIB", "THREADS", "EPOCHS"), help=argparse.SUPPRESS)
+    ap.add_argument("--serve", nargs=2, metavar=("LIB", "THREADS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.reference:
         EXTRA["leafkit (LEAFKIT_FAST=0)"] = (str(ROOT), "0")
     for spec in args.also:
         name, _, path = spec.partition("=")
         EXTRA[f"leafkit ({name})"] = (os.path.abspath(path), None)
-    if args.worker:
-        lib_name, threads, epochs = args.worker
-        print(json.dumps(worker(lib_name, threads, int(epochs))))
+    if args.serve:
+        serve(*args.serve)
         return
     import leafkit
 
