@@ -5,10 +5,12 @@ W2  20 elementwise ops on 1,000,000-element float32 tensors, forward+backward
 W4  forward+backward of chains of 25,000 / 50,000 / 100,000 ops (time must grow linearly)
 
 Every library runs the same workload (``bench/peers.py``) in the same process,
-in turn, round after round; each figure is the median over the rounds (5 by
-default) after a warm-up run.  PyTorch runs on one thread, as do the others
-(NumPy's elementwise kernels are single-threaded).  The ratio column divides by
-PyTorch's time.  Targets (issue 15): W1 <= 1.0x; W2 and W4 no slower than
+in turn, round after round (the order turning every round); each time is the
+median over the rounds (9 by default) after a warm-up run.  PyTorch runs on one
+thread, as do the others (NumPy's elementwise kernels are single-threaded).  The
+ratio column is the median over the rounds of the time over PyTorch's time in
+the same round: a shared machine's speed drifts over seconds, and neighbours in
+time see the same machine.  Targets (issue 15): W1 <= 1.0x; W2 and W4 no slower than
 before (the verdict column checks W2 <= 1.0x and W4 <= 1.2x at every length,
 and linear growth), ahead of the peers.  ``LEAFKIT_FAST=0 python bench/engine.py``
 times leafkit's reference path instead (the first line says which ran).  Each library's gradients are checked against
@@ -72,17 +74,25 @@ def measure(name, builders, repeat):
             raise AssertionError(f"{name}: {lib} computed different gradients")
         runs[lib] = run
     times = {lib: [] for lib in runs}
-    for _ in range(repeat):
-        for lib, run in runs.items():
-            times[lib].append(timeit(run, 1))
-    return {lib: statistics.median(ts) for lib, ts in times.items()}
+    order = list(runs)
+    for k in range(repeat):
+        for lib in order[k % len(order) :] + order[: k % len(order)]:  # the order turns every round
+            times[lib].append(timeit(runs[lib], 1))
+    return times
+
+
+def paired(times, lib, base="PyTorch"):
+    """The median over the rounds of ``lib``'s time over ``base``'s in the same round (the machine's speed
+    drifts over seconds; neighbours in time see the same machine)."""
+    return statistics.median(a / b for a, b in zip(times[lib], times[base]))
 
 
 def report(rows, libs):
     head = f"{'workload':36s}" + "".join(f"{lib:>19s}" for lib in libs) + "   target"
     print(head)
     print("-" * len(head))
-    for label, key, t in rows:
+    for label, key, times in rows:
+        t = {lib: statistics.median(ts) for lib, ts in times.items()}
         base = t.get("PyTorch")
         cells = []
         for lib in libs:
@@ -90,14 +100,14 @@ def report(rows, libs):
             if v is None:
                 cells.append(f"{'n/a':>19s}")
             elif base:
-                cells.append(f"{v * 1e3:11.2f}ms {v / base:5.2f}x")
+                cells.append(f"{v * 1e3:11.2f}ms {paired(times, lib):5.2f}x")
             else:
                 cells.append(f"{v * 1e3:17.2f}ms")
         target = TARGETS.get(key)
         verdict = ""
         if target and base and "leafkit" in t:
-            ratio = t["leafkit"] / base
-            peers_best = min((t[lib] / base for lib in t if lib not in ("leafkit", "PyTorch")), default=None)
+            ratio = paired(times, "leafkit")
+            peers_best = min((paired(times, lib) for lib in t if lib not in ("leafkit", "PyTorch")), default=None)
             ok = ratio <= target and (peers_best is None or ratio <= peers_best)
             verdict = f"<= {target}x, ahead of peers: {'ok' if ok else 'MISS'}"
         print(f"{label:36s}" + "".join(cells) + "   " + verdict)
@@ -105,7 +115,7 @@ def report(rows, libs):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=5, help="rounds per workload (the median is reported)")
+    ap.add_argument("--repeat", type=int, default=9, help="rounds per workload (medians and paired ratios)")
     ap.add_argument("--only", nargs="*", choices=("w1", "w2", "w4"), default=("w1", "w2", "w4"))
     args = ap.parse_args(argv)
     libs = peers.backends(torch_threads=1)
@@ -134,7 +144,7 @@ def main(argv=None):
     if "w4" in args.only:
         for n in (25_000, 50_000, 100_000):
             t = measure(f"W4 {n}", {k: (lambda b=b, n=n: b.w4(n)) for k, b in libs.items()}, max(3, args.repeat - 2))
-            w4[n] = t
+            w4[n] = {lib: statistics.median(ts) for lib, ts in t.items()}
             rows.append((f"W4 {n:,}-op chain", "W4", t))
             gc.collect()
     import leafkit
@@ -143,7 +153,7 @@ def main(argv=None):
     path = "default path (speed-ups on)" if _fast.installed() else "reference path (LEAFKIT_FAST=0)"
     print(
         f"leafkit {leafkit.__version__}, {path}; all libraries on one thread; median of {args.repeat} rounds; "
-        f"ratio = time / PyTorch's time"
+        f"ratio = the median of time / PyTorch's time in the same round"
     )
     report(rows, names)
     if w4:
