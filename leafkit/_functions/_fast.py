@@ -677,7 +677,7 @@ def _compile_save(spec, plan):
                 "    if c is T or (c is not float and c is not int and isinstance(a, T)):",
                 "        if a._inference:",
                 "            a._check_can_be_saved()",
-                f"        s{k} = SV(a._data, a._version_counter, a, a._output_nr, a._grad_fn, a._device)",
+                *_new_saved(f"s{k}", "a._data", "a", "a._output_nr", "a._grad_fn", "a._device", indent=8),
                 "        if HOOKS:",
                 f"            s{k}.pack(HOOKS[-1], a)",
                 "    else:",
@@ -687,7 +687,7 @@ def _compile_save(spec, plan):
             had = True
             lines += [
                 f"    r = results[{i}]",
-                f"    s{k} = SV(r._data, r._version_counter, r if r._grad_fn is None else None, {i}, name, r._device)",
+                *_new_saved(f"s{k}", "r._data", "r if r._grad_fn is None else None", str(i), "name", "r._device"),
                 "    if HOOKS:",
                 f"        s{k}.pack(HOOKS[-1], r)",
             ]
@@ -710,6 +710,7 @@ def _compile_save(spec, plan):
         "defaults": spec.defaults,
         "T": Tensor,
         "SV": SavedVariable,
+        "new": object.__new__,
         "HOOKS": SAVED_HOOKS,
         "name": spec.node_name,
         "asarray": np.asarray,
@@ -717,6 +718,23 @@ def _compile_save(spec, plan):
         "spec": spec,
     }
     return _define(lines, ns, spec, "saver")
+
+
+def _new_saved(var, data, tensor, output_nr, producer, device, indent=4):
+    """Lines that set ``var`` to ``SavedVariable(data, <its counter>, tensor, output_nr, producer, device)``, built
+    without ``__init__`` (``data`` is ``<tensor>._data``; the counter is that tensor's)."""
+    pad = " " * indent
+    counter = data.replace("._data", "._version_counter")
+    return [
+        f"{pad}{var} = new(SV)",
+        f"{pad}{var}.data = {data}",
+        f"{pad}c = {var}.counter = {counter}",
+        f"{pad}{var}.version = c[0]",
+        f"{pad}{var}.tensor = {tensor}",
+        f"{pad}{var}.output_nr = {output_nr}",
+        f"{pad}{var}.producer = {producer}",
+        f"{pad}{var}.device = {device}",
+    ]
 
 
 # -- backward code --------------------------------------------------------------------------------------------------

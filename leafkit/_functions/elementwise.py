@@ -924,9 +924,18 @@ defop(
 )
 
 
+# below this many elements a formula's temporaries cost less than NumPy's ufunc calls with ``out=`` (a few µs)
+_IN_PLACE_FROM = 4096
+
+
 def _tanh_backward(grad_output, output):
-    """``grad_output * (1 - output**2)``, in one temporary."""
-    if not output.ndim or output.dtype != grad_output.dtype or output.shape != grad_output.shape:
+    """``grad_output * (1 - output**2)``, in one temporary (on arrays of 4,096 elements or more)."""
+    if (
+        output.size < _IN_PLACE_FROM
+        or not output.ndim
+        or output.dtype != grad_output.dtype
+        or output.shape != grad_output.shape
+    ):
         return as_array(grad_output * (1 - output * output))
     xp = array_module(output)
     t = output * output
@@ -936,8 +945,13 @@ def _tanh_backward(grad_output, output):
 
 
 def _sigmoid_backward(grad_output, output):
-    """``grad_output * (1 - output) * output``, in one temporary."""
-    if not output.ndim or output.dtype != grad_output.dtype or output.shape != grad_output.shape:
+    """``grad_output * (1 - output) * output``, in one temporary (on arrays of 4,096 elements or more)."""
+    if (
+        output.size < _IN_PLACE_FROM
+        or not output.ndim
+        or output.dtype != grad_output.dtype
+        or output.shape != grad_output.shape
+    ):
         return as_array(grad_output * (1 - output) * output)
     xp = array_module(output)
     t = 1 - output
@@ -1173,6 +1187,8 @@ clamp_max.__doc__ = _one_sided_doc("clamp_max", clamp_max_spec, clamp_max_tensor
 
 # -- binary arithmetic -----------------------------------------------------------------------------------------
 def _add(self, other, alpha=1):
+    if other.__class__ is float and alpha == 1 and self.dtype.kind == "f":  # prep's first case, without the call
+        return self + other
     a, b = prep(self, other)
     return a + b if alpha == 1 else a + alpha * b
 
@@ -1194,13 +1210,18 @@ def _sub_check(a, b) -> None:
 
 
 def _sub(self, other, alpha=1):
-    if self.dtype.kind == "b" or getattr(other, "dtype", self.dtype).kind == "b" or other is True or other is False:
+    kind = self.dtype.kind
+    if other.__class__ is float and alpha == 1 and kind == "f":  # prep's first case, without the call
+        return self - other
+    if kind == "b" or getattr(other, "dtype", self.dtype).kind == "b" or other is True or other is False:
         _sub_check(self, other)
     a, b = prep(self, other)
     return a - b if alpha == 1 else a - alpha * b
 
 
 def _mul(self, other):
+    if other.__class__ is float and self.dtype.kind == "f":  # prep's first case, without the call
+        return self * other
     a, b = prep(self, other)
     return a * b
 
