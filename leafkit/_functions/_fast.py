@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import operator
 import os
+from functools import partial
 
 import numpy as np
 
@@ -131,15 +132,15 @@ _FP_STATE = _base._FP_STATE  # NumPy's floating-point error state (None: NumPy 1
 
 # -- recording ------------------------------------------------------------------------------------------------------
 def apply(spec, args):
-    """:func:`._base.apply`: ``spec.simple`` ops by their own recorder (:func:`_compile_simple`), written out on
-    their first use; every other op by :func:`_apply`."""
+    """:func:`._base.apply`, by code written out for the op on its first use: ``spec.simple`` ops by their own
+    recorder (:func:`_compile_simple`), other ops with a fixed number of inputs by :func:`_compile_apply`, ops
+    with any number of inputs by :func:`_apply`."""
     f = spec._fast_apply
-    if f is not None:
-        return f(args)
-    if spec.simple:
-        f = spec._fast_apply = _compile_simple(spec)
-        return f(args)
-    return _apply(spec, args)
+    if f is None:
+        f = spec._fast_apply = (
+            _compile_simple(spec) if spec.simple else partial(_apply, spec) if spec.variadic else _compile_apply(spec)
+        )
+    return f(args)
 
 
 def _apply(spec, args):
@@ -185,6 +186,93 @@ def _apply(spec, args):
     if record:
         return _record(spec, args, out, dev)
     return _plain(spec, args, out, dev, need)
+
+
+def _compile_apply(spec):
+    """:func:`_apply` written out for one op with a fixed number of inputs: the loop over the inputs unrolled, the
+    forward's ``np.errstate`` wrapper written out, and the op's recorder (:func:`_compile_record`) called
+    directly."""
+    n = spec.n_in
+    lines = [
+        "def apply_op(args):",
+        "    if VMAP:  # inside torch.func.vmap: batched inputs go to the op's batching rule",
+        "        out = base.batched(spec, args)",
+        "        if out is not NotImplemented:",
+        "            return out",
+        "    dev = None",
+        "    need = inference = False",
+    ]
+    for i in range(n):
+        lines += [
+            f"    a = args[{i}]",
+            "    c = a.__class__",
+            "    if c is T or (c is not float and c is not int and a is not None and isinstance(a, T)):",
+            "        if a._base is not None:",
+            "            if a._version_counter[0] != a._attr_version or a._grad_fn.__class__ is INVALID[0]:",
+            "                return general(spec, args)  # a view to bring up to date (or to refuse)",
+            "            if a._grad_fn is None:",
+            "                a._follow_base()  # a view without history requires grad when its base does",
+            "        d = a._device",
+            "        if dev is None:",
+            "            dev = d",
+            "        elif d is not dev:",
+            "            return general(spec, args)",
+            f"        x{i} = a._data",
+            "        if a._requires_grad:",
+            "            need = True",
+            "        if a._inference:",
+            "            inference = True",
+            "    else:",
+            f"        x{i} = a",
+        ]
+    xs = ", ".join(f"x{i}" for i in range(n))
+
+    def call(f):  # the forward's call: the attributes passed on when given
+        return f"{f}({xs}) if len(args) == {n} else {f}({xs}, *args[{n}:])"
+
+    lines += [
+        "    record = need and state.enabled",
+        "    if record and inference:",
+        "        check_saved(spec, args)",
+        "    fw = spec.forward",
+        "    if fw is WRAPPED:  # _base.quiet's wrapper, written out",
+        "        token = enter(QUIET)",
+        "        try:",
+        f"            out = {call('RAW')}",
+        "        finally:",
+        "            leave(token)",
+        "    else:",
+        f"        out = {call('fw')}",
+    ]
+    if spec.device_from is not None:
+        lines.append(f"    dev = args[{spec.device_from}]")
+    lines += [
+        "    if record:",
+        "        return rec(spec, args, out, dev)",
+        "    return plain(spec, args, out, dev, need)",
+    ]
+    fw = spec.forward
+    rec = spec.__dict__.get("_fast_record")
+    if rec is None:
+        rec = spec._fast_record = _compile_record(spec) or _record_any
+    ns = {
+        "spec": spec,
+        "VMAP": _base.VMAP_LEVELS,
+        "base": _base,
+        "T": Tensor,
+        "INVALID": _INVALID,
+        "general": _apply_general,
+        "state": _state,
+        "check_saved": _check_saved_inputs,
+        "rec": rec,
+        "plain": _plain,
+        "WRAPPED": fw if _FP_STATE is not None and hasattr(fw, "__wrapped__") else _MISSING,
+        "RAW": getattr(fw, "__wrapped__", None),
+        "enter": getattr(_FP_STATE, "set", None),
+        "leave": getattr(_FP_STATE, "reset", None),
+        "QUIET": _base._QUIET,
+    }
+    return _define(lines, ns, spec, "apply")
 
 
 _INVALID = [None]  # views.Invalid, the grad_fn of a view that may not be used (set by install)
@@ -567,9 +655,9 @@ def _compile_record(spec):
     if spec.view:
         lines.append("    share_views(args[0], results)")
     lines += [
-        "    plan = plans[needs]",
-        "    if plan:",
-        "        node._stash = save(spec, node, plan, args, results)",
+        "    saver = savers[needs]",
+        "    if saver is not None:",
+        "        node._stash = saver(node, args, results)",
         f"    return {'results' if spec.multi else 'r0'}",
     ]
     ns = {
@@ -584,8 +672,7 @@ def _compile_record(spec):
         "make": Tensor._make,
         "KINDS": DIFFERENTIABLE_KINDS,
         "share_views": _base._share_views,
-        "plans": spec.plans,
-        "save": _save,
+        "savers": {needs: _saver(spec, plan) if plan else None for needs, plan in spec.plans.items()},
         "multi": spec.multi,
     }
     return _define(lines, ns, spec, "recorder")
@@ -651,13 +738,18 @@ def _record_any(spec, args, out, dev):
 
 def _save(spec, node, plan, args, results):
     """:func:`._base.save`, by a saver written out for this op and plan (:func:`_compile_save`) on its first use."""
+    return _saver(spec, plan)(node, args, results)
+
+
+def _saver(spec, plan):
+    """The saver written out for ``spec`` and ``plan`` (:func:`_compile_save`), once per op and plan."""
     savers = spec.__dict__.get("_fast_save")
     if savers is None:
         savers = spec._fast_save = {}
     saver = savers.get(plan)
     if saver is None:
         saver = savers[plan] = _compile_save(spec, plan)
-    return saver(node, args, results)
+    return saver
 
 
 def _compile_save(spec, plan):
