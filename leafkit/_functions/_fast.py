@@ -28,7 +28,7 @@ from __future__ import annotations
 import heapq
 import operator
 import os
-from functools import partial
+from functools import partial, update_wrapper
 
 import numpy as np
 
@@ -93,8 +93,7 @@ def _operator(spec, before):
             return simple((self, other))
         return before(self, other)
 
-    op.__name__, op.__doc__ = before.__name__, before.__doc__
-    return op
+    return update_wrapper(op, before)
 
 
 def installed() -> bool:
