@@ -103,10 +103,12 @@ def versions(lib, name, kw, steps=3):
     return out
 
 
-@pytest.mark.parametrize("name,kw", [c for c in CONFIGS if c[0] == "SGD"])
-def test_sgd_bumps_versions_as_pytorch(name, kw):
-    """Each in-place op of PyTorch's update counts once: ``p.add_`` once, the momentum buffer's ``mul_`` and
-    ``add_`` twice per step (the first step's buffer is a fresh clone, at version 0)."""
+@pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
+def test_steps_bump_versions_as_pytorch(name, kw):
+    """Each in-place op of PyTorch's single-tensor update counts once: SGD's ``p.add_`` once and the momentum
+    buffer's ``mul_`` and ``add_`` twice per step (the first step's buffer is a fresh clone, at version 0); Adam's
+    ``exp_avg_sq.mul_().addcmul_()`` twice, ``param.mul_`` of decoupled weight decay once more; RMSprop's and
+    Adagrad's ``step += 1`` once ..."""
     assert versions(leafkit, name, kw) == versions(torch, name, kw)
 
 
