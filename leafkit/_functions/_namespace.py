@@ -63,7 +63,10 @@ class ArrayNamespace:
     @staticmethod
     def sum_to(g, shape, node=None, i=0):
         """Sum ``g`` over broadcast dimensions so that it has ``shape`` (PyTorch's ``at::sum_to``)."""
-        dims = reduce_dims(g.shape, shape)
+        gs = g.shape
+        if len(gs) == len(shape) + 1 and gs[1:] == shape:  # one leading dimension (a bias over a batch): the same
+            return g.sum(axis=0)  # sum as below, without the dims' walk, keepdims and reshape
+        dims = reduce_dims(gs, shape)
         if dims is None:
             raise _invalid_gradient(g.shape, shape, node, i)
         if dims:

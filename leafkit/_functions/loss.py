@@ -382,17 +382,40 @@ def _check_nll(self, target, weight):
             raise RuntimeError(f"expected scalar type {_dtype.word(self.dtype)} but found {_dtype.word(weight.dtype)}")
 
 
+_ROWS: dict = {}  # batch size -> a read-only NumPy arange, the row indices of every batch of that size
+
+
+def _arange(xp, n):
+    """``xp.arange(n)``, the row indices of a batch; NumPy's are made once per size and shared (read-only)."""
+    if xp is not np:
+        return xp.arange(n)
+    rows = _ROWS.get(n)
+    if rows is None:
+        rows = np.arange(n)
+        rows.flags.writeable = False
+        if len(_ROWS) < 64:
+            _ROWS[n] = rows
+    return rows
+
+
+def _count_nonzero(mask) -> int:
+    """The number of True in a boolean array (NumPy's or CuPy's)."""
+    return int(mask.sum()) if mask.__class__ is not np.ndarray else np.count_nonzero(mask)
+
+
 def _nll_rows(self, target, ignore_index):
     """(2-D input, targets, kept-rows mask or None, targets safe to index with)."""
-    xp = array_module(self)
     x2 = self.reshape(1, -1) if self.ndim == 1 else self
     t = target.reshape(1) if self.ndim == 1 else target
     t = t.astype(np.int64, copy=False)
     n_classes = x2.shape[1]
     # the common case: every target is a valid class (as unsigned, a negative one is past every class) and none
-    # is ignored
-    if not (t.view(np.uint64) >= n_classes).any() and not (0 <= ignore_index < n_classes and (t == ignore_index).any()):
+    # is ignored (count_nonzero: a third of the time of ``.any()`` on a batch of targets)
+    if not _count_nonzero(t.view(np.uint64) >= n_classes) and not (
+        0 <= ignore_index < n_classes and _count_nonzero(t == ignore_index)
+    ):
         return x2, t, None, t
+    xp = array_module(self)
     keep = t != ignore_index
     safe = xp.where(keep, t, 0)
     bad = (safe < 0) | (safe >= n_classes)
@@ -412,7 +435,7 @@ def _nll_loss(self, target, weight, reduction, ignore_index):
     _check_nll(self, target, weight)
     xp = array_module(self)
     x2, t, keep, safe = _nll_rows(self, target, ignore_index)
-    rows = xp.arange(t.shape[0])
+    rows = _arange(xp, t.shape[0])
     w = None if weight is None else weight[safe]
     zero = self.dtype.type(0)
     picked = x2[rows, safe]
@@ -442,7 +465,7 @@ def _nll_loss(self, target, weight, reduction, ignore_index):
 def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
     xp = array_module(grad_output)
     x2, t, keep, safe = _nll_rows(self, target, ignore_index)
-    rows = xp.arange(t.shape[0])
+    rows = _arange(xp, t.shape[0])
     w = None if weight is None else weight[safe]
     grad = xp.zeros(x2.shape, dtype=grad_output.dtype)
     if reduction == NONE:

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import INFERENCE_INPLACE_MESSAGE, Size, Tensor
 from ..autograd.grad_mode import _state
-from . import _batched
+from . import _base, _batched
 from ._base import array_module, as_array, check_tensor, numpy_names, promote_types, wrap_dims
 from ._base import dim as _dim
 from ._base import dims as _dims
@@ -247,6 +247,8 @@ def _select_backward(grad_output, input_sizes, dim, index):
 
 
 def _slice(self, dim, start, end, step):
+    if dim == 0:
+        return self[start:end:step]
     return self[(slice(None),) * dim + (slice(start, end, step),)]
 
 
@@ -310,6 +312,12 @@ def slice_dim(input, dim, sl):
         raise ValueError("step must be greater than zero")
     start, end, step = sl.indices(input._data.shape[dim])
     end = max(end, start)
+    if input.__class__ is Tensor and input._base is None and not input._requires_grad and not _base.VMAP_LEVELS:
+        # a batch of a plain tensor (``X[i:i + 64]``): nothing to record, so what ``apply`` does then, without its
+        # bookkeeping: the forward (the profiler's timed one while it records) and a view of ``input``
+        out = Tensor._make(slice_spec.forward(input._data, dim, start, end, step), input._device)
+        out._share_view_of(input, recorded=False)
+        return out
     return apply(slice_spec, (input, dim, start, end, step))
 
 

@@ -51,11 +51,14 @@ from .._functions import activation as _A
 from .._functions import distance as _D
 from .._functions import loss as _L
 from .._functions import nn_ops as _ops
+from .._functions import reduction as _R
 from .._functions._base import broadcast_check, broadcast_shapes
-from .._functions._registry import apply
+from .._functions._registry import SPECS, apply
 from .._functions.activation import apply_activation as _activation
 from .._functions.distance import cosine_similarity as _cosine_similarity
 from .._functions.linalg import addmm, mm
+from .._functions.linalg import addmm_spec as _addmm_spec
+from .._functions.shape import t_spec as _t_spec
 from .._functions.shape import unsafe_view_spec
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled, no_grad
@@ -94,6 +97,9 @@ __all__ = [
 ]
 
 
+_RELU = SPECS["relu"]
+
+
 def _check_tensor(fn: str, name: str, x) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}")
@@ -119,7 +125,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     _check_tensor("relu", "input", input)
     if inplace:
         return relu_(input)
-    return input.relu()
+    return apply(_RELU, (input,))  # input.relu()
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -277,7 +283,8 @@ def cross_entropy(
     _check_tensor("cross_entropy", "input", input)
     if not isinstance(target, Tensor):
         raise TypeError(f"cross_entropy(): argument 'target' (position 2) must be Tensor, not {type(target).__name__}")
-    if target.is_floating_point() and target.shape == input.shape:
+    x, t = input._data, target._data
+    if t.dtype.kind == "f" and t.shape == x.shape:
         raise NotImplementedError(
             "leafkit's cross_entropy takes integer class targets; class-probability targets "
             "(PyTorch's soft labels) are not implemented"
@@ -286,9 +293,11 @@ def cross_entropy(
         raise NotImplementedError("leafkit's cross_entropy does not implement label_smoothing")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    _L.reduction_enum(reduction)
-    dim = 0 if input.dim() <= 1 else 1
-    return nll_loss(log_softmax(input, dim), target, weight, None, ignore_index, None, reduction)
+    red = _L.reduction_enum(reduction)
+    # what log_softmax(input, dim) and nll_loss(...) run once their arguments are checked (they are, here): the
+    # two ops, without the two functions' checks a second time (a training step calls this once per batch)
+    log_p = apply(_R.log_softmax_spec, (input, 0 if x.ndim <= 1 else 1))
+    return apply(_L.nll_loss_spec, (log_p, target, weight, red, int(ignore_index)))[0]
 
 
 def mse_loss(
@@ -421,7 +430,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {_MM_NAMES.get(a, a)} != {_MM_NAMES.get(b, b)}"
         )
-    wt = weight.t()
+    wt = apply(_t_spec, (weight,))  # weight.t(): TBackward0
     if bias is not None:
         out_f = wshape[0] if len(wshape) == 2 else 1
         bshape = bias._data.shape
@@ -435,7 +444,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if nd == 2:
         if bias is None:
             return mm(input, wt)
-        return addmm(bias, input, wt)
+        return apply(_addmm_spec, (bias, input, wt, 1, 1))  # addmm(bias, input, wt) (the three are tensors)
     if nd == 1:
         if bias is None:
             return input @ wt  # SqueezeBackward4 over MmBackward0, as PyTorch's matmul

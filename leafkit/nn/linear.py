@@ -86,6 +86,12 @@ class Linear(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         """``F.linear(input, weight, bias)``: shape ``(*, in_features)`` to ``(*, out_features)``."""
+        params = self._parameters
+        if self.__class__ is Linear and "weight" in params and "bias" in params:
+            # self.weight and self.bias without Module.__getattr__'s detour (they are not in the instance's
+            # __dict__); a subclass (a parametrization's property) or a weight moved out of _parameters (pruning,
+            # weight norm) takes the attributes as they are
+            return F.linear(input, params["weight"], params["bias"])
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

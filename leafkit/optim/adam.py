@@ -134,6 +134,7 @@ class Adam(Optimizer):
             if weight_decay != 0:
                 if decoupled:
                     d *= 1 - lr * weight_decay
+                    _bump(p)  # param.mul_(1 - lr * weight_decay)
                 else:
                     g = g + weight_decay * d
             m = st["exp_avg"]._data
@@ -161,8 +162,13 @@ class Adam(Optimizer):
             denom += eps
             check_inplace(d, m, denom)  # p.addcdiv_(exp_avg, denom, value=-step_size)
             d += -step_size * m / denom
-            for k in ("exp_avg", "exp_avg_sq", "step"):
-                st[k]._version_counter[0] += 1
+            # the in-place ops PyTorch counts: step += 1, exp_avg.lerp_, exp_avg_sq.mul_(...).addcmul_(...),
+            # torch.maximum(..., out=max_exp_avg_sq), param.addcdiv_
+            st["step"]._version_counter[0] += 1
+            st["exp_avg"]._version_counter[0] += 1
+            st["exp_avg_sq"]._version_counter[0] += 2
+            if amsgrad:
+                st["max_exp_avg_sq"]._version_counter[0] += 1
             _bump(p)
 
 

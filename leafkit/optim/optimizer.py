@@ -16,9 +16,9 @@ from collections import defaultdict
 import numpy as np
 
 from .. import _dtype
-from .._functions._base import broadcast_shapes
+from .._functions._base import _FP_STATE, _QUIET, broadcast_shapes
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import _set, _state, enable_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -163,9 +163,17 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad(), np.errstate(all="ignore"):  # inf/nan gradients give inf/nan parameters, silently, as in PyTorch
+        # what ``with no_grad(), np.errstate(all="ignore"):`` does (inf/nan gradients give inf/nan parameters,
+        # silently, as in PyTorch), without the two context managers' Python calls: this runs once per step
+        prev = _state.grad
+        _set(False)
+        token = _quiet_on()
+        try:
             for group in self.param_groups:
                 self._update_group(group)
+        finally:
+            _quiet_off(token)
+            _set(prev)
         return loss
 
     def _update_group(self, group: dict) -> None:  # pragma: no cover - abstract
@@ -268,6 +276,25 @@ def _cast_state(param, value, param_id, param_groups, key=None):
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_state(param, v, param_id, param_groups) for v in value)
     return value
+
+
+if _FP_STATE is not None:  # NumPy 2: its floating-point state is a context variable, set and reset directly
+
+    def _quiet_on():
+        return _FP_STATE.set(_QUIET)
+
+    def _quiet_off(token) -> None:
+        _FP_STATE.reset(token)
+
+else:  # NumPy 1.x
+
+    def _quiet_on():
+        ctx = np.errstate(all="ignore")
+        ctx.__enter__()
+        return ctx
+
+    def _quiet_off(ctx) -> None:
+        ctx.__exit__(None, None, None)
 
 
 def _shape_str(shape) -> str:

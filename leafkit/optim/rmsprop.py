@@ -130,6 +130,7 @@ class RMSprop(Optimizer):
             if group["maximize"]:
                 g = -g
             st["step"]._data += 1
+            st["step"]._version_counter[0] += 1  # step += 1
             if weight_decay != 0:
                 g = g + weight_decay * d
             v = st["square_avg"]._data
@@ -152,13 +153,13 @@ class RMSprop(Optimizer):
                 check_inplace(buf, g, avg)  # buf.mul_(momentum).addcdiv_(g, avg)
                 buf *= momentum
                 buf += g / avg
-                st["momentum_buffer"]._version_counter[0] += 1
+                st["momentum_buffer"]._version_counter[0] += 2  # mul_ and addcdiv_, as PyTorch counts them
                 check_inplace(d, buf)  # p.add_(buf, alpha=-lr)
                 d += -lr * buf
             else:
                 check_inplace(d, g, avg)  # p.addcdiv_(g, avg, value=-lr)
                 d += -lr * g / avg
-            st["square_avg"]._version_counter[0] += 1
+            st["square_avg"]._version_counter[0] += 2  # mul_ and addcmul_
             _bump(p)
 
 
@@ -247,6 +248,7 @@ class Adagrad(Optimizer):
             check_device(p, st["sum"])
             step_t = st["step"]
             step_t._data += 1
+            step_t._version_counter[0] += 1  # step += 1
             step = float(step_t._data)
             d = p._data
             g = gt._data

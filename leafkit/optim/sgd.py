@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
-from .optimizer import Optimizer, _bump, _check_number, check_broadcast, check_device, check_inplace
+from .optimizer import Optimizer, _check_number, check_broadcast, check_device, check_inplace
 
 __all__ = ["SGD"]
 
@@ -117,20 +117,23 @@ class SGD(Optimizer):
                     buf = g.copy()
                     st["momentum_buffer"] = Tensor._make(buf, p._device)
                 else:
-                    check_device(p, buf_t)
+                    if buf_t._device is not p._device:
+                        check_device(p, buf_t)
                     buf = buf_t._data
-                    check_inplace(buf, g)  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                    if buf.shape != g.shape or buf.dtype.kind not in "fc":  # the common case passes at once
+                        check_inplace(buf, g)  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
                     buf *= momentum
                     if dampening == 0:
                         buf += g
                     else:
                         buf += (1 - dampening) * g
-                    buf_t._version_counter[0] += 1
+                    buf_t._version_counter[0] += 2  # two in-place ops, mul_ and add_, as PyTorch counts them
                 if nesterov:
                     check_broadcast(g, buf)
                     g = g + momentum * buf
                 else:
                     g = buf
-            check_inplace(d, g)  # p.add_(g, alpha=-lr)
+            if g.shape != d.shape or d.dtype.kind not in "fc":
+                check_inplace(d, g)  # p.add_(g, alpha=-lr)
             d -= lr * g
-            _bump(p)
+            p._version_counter[0] += 1

@@ -86,6 +86,32 @@ def test_state_keys_as_pytorch():
         assert run(leafkit, name, **kw) == run(torch, name, **kw)
 
 
+def versions(lib, name, kw, steps=3):
+    """``_version`` of each parameter and of each state tensor after every step."""
+    rng = np.random.default_rng(0)
+    W = lib.nn.Parameter(lib.tensor(rng.standard_normal((3, 4)).astype(np.float32)))
+    b = lib.nn.Parameter(lib.tensor(rng.standard_normal(3).astype(np.float32)))
+    opt = getattr(lib.optim, name)([{"params": [W]}, {"params": [b], "lr": kw["lr"] / 2}], **kw)
+    out = []
+    for _ in range(steps):
+        x = lib.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+        opt.zero_grad()
+        ((x @ W.t() + b) ** 2).mean().backward()
+        opt.step()
+        state = [(k, v._version) for p in (W, b) for k, v in sorted(opt.state[p].items()) if isinstance(v, lib.Tensor)]
+        out.append([W._version, b._version, *state])
+    return out
+
+
+@pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
+def test_steps_bump_versions_as_pytorch(name, kw):
+    """Each in-place op of PyTorch's single-tensor update counts once: SGD's ``p.add_`` once and the momentum
+    buffer's ``mul_`` and ``add_`` twice per step (the first step's buffer is a fresh clone, at version 0); Adam's
+    ``exp_avg_sq.mul_().addcmul_()`` twice, ``param.mul_`` of decoupled weight decay once more; RMSprop's and
+    Adagrad's ``step += 1`` once ..."""
+    assert versions(leafkit, name, kw) == versions(torch, name, kw)
+
+
 @pytest.mark.parametrize(
     "name,kw",
     [
