@@ -328,6 +328,9 @@ def _record_simple(spec, args, out, dev):
         anomaly_mode.record_traceback(node)
     shape, dtype = out.shape, out.dtype
     a = args[0]
+    b = args[1] if spec.n_in == 2 else None
+    if a._data.dtype != dtype or (b.__class__ is Tensor and b._data.dtype != dtype):
+        shape = None  # inputs of mixed dtypes: every gradient cast back to its input's dtype (_in_meta)
     if a._requires_grad:
         fn = a._grad_fn
         if fn is None:
@@ -345,7 +348,6 @@ def _record_simple(spec, args, out, dev):
         node._in_meta = _NO_META1 if ma is None else (ma,)
         needs = _NEEDS[na]
     else:
-        b = args[1]
         if b.__class__ is Tensor and b._requires_grad:
             fn = b._grad_fn
             if fn is None:
@@ -499,6 +501,9 @@ def _simple_node(two, first):
         "    if anomaly._enabled:",
         "        anomaly.record_traceback(node)",
         "    shape = out.shape",
+        # inputs of mixed dtypes: every gradient cast back to its input's dtype (_in_meta)
+        f"    if x.dtype != dtype{' or (cb is T and y.dtype != dtype)' if two else ''}:",
+        "        shape = None",
         "    if qa:",
         *edge("a", "ea", "na", "ma"),
         "    else:",
@@ -607,6 +612,13 @@ def _compile_record(spec):
         "    shape, dtype = (None, None) if multi else (out.shape, out.dtype)",
         "    n_args = len(args)",
     ]
+    if not spec.multi:  # inputs of mixed dtypes: every gradient cast back to its input's dtype (_in_meta)
+        lines += [
+            f"    for a in args[:{spec.n_in}]:",
+            "        if isinstance(a, T) and a._data.dtype != dtype:",
+            "            shape = None",
+            "            break",
+        ]
     for k, i in enumerate(spec.diff):
         lines += [
             f"    a = args[{i}] if {i} < n_args else None",
@@ -684,6 +696,10 @@ def _record_any(spec, args, out, dev):
         out_shape = out_dtype = None
     else:
         out_shape, out_dtype = out.shape, out.dtype
+        for a in args[spec.n_lead :] if spec.variadic else args[: spec.n_in]:
+            if isinstance(a, Tensor) and a._data.dtype != out_dtype:
+                out_shape = None  # inputs of mixed dtypes: every gradient cast back to its input's dtype
+                break
     positions = range(spec.n_lead, len(args)) if spec.variadic else spec.diff
     n = len(positions)
     nodes = [None] * n

@@ -127,3 +127,30 @@ UINT8 = {
 @pytest.mark.parametrize("name", sorted(UINT8))
 def test_uint8_arithmetic(name):
     both(lambda lib: UINT8[name](lib, lib.tensor([250, 3, 0], dtype=lib.uint8)))
+
+
+def _grads(lib, build):
+    x = lib.tensor([1.5, -2.0], requires_grad=True)
+    build(lib, x).sum().backward()
+    return x.grad
+
+
+MIXED_GRADIENTS = {  # a float32 leaf meets an operand whose dtype the result does not have
+    "int tensor * x": lambda lib, x: lib.tensor([2, 3]) * x,
+    "x * int tensor": lambda lib, x: x * lib.tensor([2, 3]),
+    "int tensor / x": lambda lib, x: lib.tensor([2, 3]) / x,
+    "x * float64 0-d": lambda lib, x: x * lib.tensor(3.0, dtype=lib.float64),
+    "x - int16 tensor": lambda lib, x: x - lib.tensor([2, 3], dtype=lib.int16),
+    "x ** int tensor": lambda lib, x: x.pow(lib.tensor([2, 3])),
+    "0-d int * x, exp": lambda lib, x: (lib.tensor(2) * x).exp(),
+    "addcmul int tensor": lambda lib, x: lib.addcmul(x, lib.tensor([2, 3]), x),
+    "lerp float64 0-d weight": lambda lib, x: lib.lerp(x, lib.ones(2), lib.tensor(0.5, dtype=lib.float64)),
+    "where float64 0-d": lambda lib, x: lib.where(x > 0, x * lib.tensor(2.0, dtype=lib.float64), x),
+}
+
+
+@pytest.mark.parametrize("name", MIXED_GRADIENTS)
+def test_gradient_keeps_the_leaf_dtype_next_to_other_dtypes(name):
+    """The gradient reaching a float32 leaf is float32 even where its formula meets an int64 tensor or a float64
+    0-d tensor (which NumPy would promote the gradient to float64)."""
+    both(lambda lib: _grads(lib, MIXED_GRADIENTS[name]))
