@@ -6,7 +6,11 @@ Times are never compared, only what is recorded and how it is laid out."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -232,3 +236,29 @@ def test_profiled_gradients_are_the_plain_ones():
         return x.grad.tolist(), w.grad.tolist(), g.tolist()
 
     assert grads(True) == grads(False)
+
+
+FIRST_USE = """
+import json, sys
+import {lib} as torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+with torch.autograd.profiler.profile() as prof:  # each op runs here for the first time in this interpreter
+    y = torch.addcmul(x.tanh(), x, x) * 2.0
+    y.sum().backward()
+json.dump(sorted((e.key, e.count) for e in prof.key_averages() if e.key.split("::")[-1] in NAMES), sys.stdout)
+"""
+NAMES = ("tanh", "addcmul", "sum", "tanh_backward")
+
+
+def _first_use_events(lib: str) -> list:
+    code = f"NAMES = {NAMES!r}" + FIRST_USE.format(lib=lib)
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True)
+    return [tuple(e) for e in json.loads(out.stdout)]
+
+
+def test_an_op_first_run_inside_the_block_is_recorded_as_pytorch():
+    """The fast path writes out an op's recorder on its first use; written inside a ``profile`` block, it still calls
+    the profiler's timed forward (and keeps calling the op's own one once the block ends)."""
+    assert _first_use_events("leafkit") == _first_use_events("torch")
