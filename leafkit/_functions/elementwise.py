@@ -1186,6 +1186,25 @@ clamp_max.__doc__ = _one_sided_doc("clamp_max", clamp_max_spec, clamp_max_tensor
 
 
 # -- binary arithmetic -----------------------------------------------------------------------------------------
+def _in_float32(op, a, b):
+    """``op(a, b)`` (a multiplication or division) of a float16 array ``a`` and a Python number ``b``, computed in
+    float32 and rounded once to float16, as PyTorch's CPU mul and div kernels take the number (as ``opmath_t``,
+    float): NumPy would round ``b`` to float16 first (``x.half() * 0.1`` then differs from PyTorch's in a third of
+    its elements, and ``x.half() * 100000`` is inf).  Add and sub round the number first, as NumPy does."""
+    return as_array(op(a.astype(np.float32), b).astype(np.float16))
+
+
+def _half_formula(op, F, grad, other):
+    """``op(grad, other)`` in mul's and div's formulas for a Python number ``other``: in float32 for a float16
+    array gradient (:func:`_in_float32`; in a recorded pass the op itself does that)."""
+    if not F.records and grad.dtype.char == "e":
+        return _in_float32(op, grad, other)
+    return grad * other if op is np.multiply else grad / other
+
+
+_NUMBERS = (float, int)
+
+
 def _add(self, other, alpha=1):
     if other.__class__ is float and alpha == 1 and self.dtype.kind == "f":  # prep's first case, without the call
         return self + other
@@ -1220,13 +1239,15 @@ def _sub(self, other, alpha=1):
 
 
 def _mul(self, other):
-    if other.__class__ is float and self.dtype.kind == "f":  # prep's first case, without the call
-        return self * other
+    if other.__class__ in _NUMBERS and self.dtype.kind == "f":  # prep's result, without the call (float16: in float32)
+        return self * other if self.dtype.char != "e" else _in_float32(np.multiply, self, other)
     a, b = prep(self, other)
     return a * b
 
 
 def _div(self, other):
+    if other.__class__ in _NUMBERS and self.dtype.char == "e":
+        return _in_float32(np.true_divide, self, other)
     a, b = prep(self, other)
     if a.dtype.kind in "biu" and getattr(b, "dtype", np.dtype("i8")).kind in "biu" and not isinstance(b, float):
         ft = _dtype.get_default_dtype().np  # true division of integers gives the default float dtype
@@ -1264,14 +1285,18 @@ mul_spec = defop(
     "mul",
     _mul,
     inputs=("self", "other"),
-    self=lambda F, grad, other: grad * other,
+    self=lambda F, grad, other: (
+        grad * other if other.__class__ not in _NUMBERS else _half_formula(np.multiply, F, grad, other)
+    ),
     other=lambda F, grad, self: grad * self,
 )
 div_spec = defop(
     "div",
     _div,
     inputs=("self", "other"),
-    self=lambda F, grad, other: grad / other,
+    self=lambda F, grad, other: (
+        grad / other if other.__class__ not in _NUMBERS else _half_formula(np.true_divide, F, grad, other)
+    ),
     other=lambda F, grad, self, other: -grad * ((self / other) / other),
 )
 

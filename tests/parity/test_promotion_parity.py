@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import warnings
 
+import numpy as np
 import pytest
 
 import leafkit
@@ -154,3 +155,29 @@ def test_gradient_keeps_the_leaf_dtype_next_to_other_dtypes(name):
     """The gradient reaching a float32 leaf is float32 even where its formula meets an int64 tensor or a float64
     0-d tensor (which NumPy would promote the gradient to float64)."""
     both(lambda lib: _grads(lib, MIXED_GRADIENTS[name]))
+
+
+HALF_WITH_NUMBERS = {
+    "x * 0.1": lambda x: x * 0.1,
+    "0.3 * x": lambda x: 0.3 * x,
+    "x / 0.3": lambda x: x / 0.3,
+    "0.7 / x": lambda x: 0.7 / x,
+    "x.mul(1e-4)": lambda x: x.mul(1e-4),
+    "x * 100000 * 1e-5": lambda x: x * 100000 * 1e-5,
+    "x + 0.1 - 0.3": lambda x: x + 0.1 - 0.3,
+    "0.3 - x": lambda x: 0.3 - x,
+}
+
+
+@pytest.mark.parametrize("name", HALF_WITH_NUMBERS)
+def test_float16_with_a_python_number_bit_for_bit(name):
+    """A float16 tensor times or over a Python number: PyTorch's CPU kernels take the number in float32 and round
+    the product once (NumPy would round 0.1 to float16 first, and 100000 to inf); the gradient alike."""
+    values = np.random.default_rng(0).standard_normal(64).astype(np.float16)
+    got = {}
+    for lib in (leafkit, torch):
+        x = lib.tensor(values, requires_grad=True)
+        y = HALF_WITH_NUMBERS[name](x)
+        y.backward(lib.tensor(values[::-1].copy()))
+        got[lib.__name__] = (y.dtype.itemsize, y.detach().numpy().tobytes(), x.grad.numpy().tobytes())
+    assert got["leafkit"] == got["torch"]
