@@ -699,9 +699,7 @@ public("hypot_", function=False)(_hypot_)
 
 
 def _lerp_check(self, end, weight=None):
-    if self.dtype.kind != "f":
-        kernel = "lerp_kernel_tensor" if weight is not None else "lerp_kernel_scalar"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.word(self.dtype)}'")
+    """PyTorch's checks, in its order: ``end``'s and ``weight``'s dtype first, then the kernel's (floating only)."""
     if end.dtype != self.dtype:
         raise RuntimeError(
             f"expected dtype {_dtype.ctype(self.dtype)} for `end` but got dtype {_dtype.ctype(end.dtype)}"
@@ -710,6 +708,9 @@ def _lerp_check(self, end, weight=None):
         raise RuntimeError(
             f"expected dtype {_dtype.ctype(self.dtype)} for `weight` but got dtype {_dtype.ctype(weight.dtype)}"
         )
+    if self.dtype.kind != "f":
+        kernel = "lerp_kernel_tensor" if weight is not None else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.word(self.dtype)}'")
     broadcast_shapes(self.shape, end.shape, *(() if weight is None else (weight.shape,)))
 
 
@@ -785,6 +786,8 @@ def _promote3(a, b, c):
 
 def _addcmul(self, tensor1, tensor2, value=1):
     a, t1, t2 = _promote3(self, tensor1, tensor2)
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
     broadcast_shapes(a.shape, t1.shape, t2.shape)
     return as_array((a + a.dtype.type(value) * t1 * t2).astype(a.dtype, copy=False))
 

@@ -117,6 +117,22 @@ def reshape_bad(t):
     t.ones(2, 3).reshape(4, 2)
 
 
+def lerp_int_with_float_end(t):  # the dtypes are checked before the kernel's (integer lerp)
+    t.lerp(t.tensor([1, 2]), t.tensor([1.0, 2.0]), 0.25)
+
+
+def lerp_int_with_float_weight(t):
+    t.lerp(t.tensor([1, 2]), t.tensor([1, 2]), t.tensor([0.5, 0.5]))
+
+
+def lerp_int(t):
+    t.lerp(t.tensor([1, 2]), t.tensor([1, 2]), 0.5)
+
+
+def addcmul_bool(t):
+    t.addcmul(t.tensor([True, False]), t.tensor([True, True]), t.tensor([True, False]))
+
+
 CASES = [
     (backward_no_grad, RuntimeError, "does not require grad and does not have a grad_fn"),
     (implicit_non_scalar, RuntimeError, "grad can be implicitly created only for scalar outputs"),
@@ -141,6 +157,10 @@ CASES = [
     (bool_of_many, RuntimeError, "Boolean value of Tensor with more than one value is ambiguous"),
     (index_out_of_range, IndexError, "out of bounds"),
     (reshape_bad, RuntimeError, "is invalid for input of size 6"),
+    (lerp_int_with_float_end, RuntimeError, "expected dtype long int for `end` but got dtype float"),
+    (lerp_int_with_float_weight, RuntimeError, "expected dtype long int for `weight` but got dtype float"),
+    (lerp_int, NotImplementedError, "\"lerp_kernel_scalar\" not implemented for 'Long'"),
+    (addcmul_bool, NotImplementedError, "\"addcmul_cpu_out\" not implemented for 'Bool'"),
 ]
 
 
