@@ -1198,14 +1198,24 @@ def _in_float32(op, a, b):
 
 
 def _half_formula(op, F, grad, other):
-    """``op(grad, other)`` in mul's and div's formulas for a Python number ``other``: in float32 for a float16
-    array gradient (:func:`_in_float32`; in a recorded pass the op itself does that)."""
-    if not F.records and grad.dtype.char == "e":
-        return _in_float32(op, grad, other)
+    """``op(grad, other)`` in mul's and div's formulas for a number or 0-d ``other``: a float16 array gradient
+    computed in float32 and rounded once, as the forward does (:func:`_in_float32`, :func:`_half_product`; in a
+    recorded pass the op itself does that)."""
+    if not F.records and grad.dtype.char == "e" and (other.__class__ in _NUMBERS or grad.ndim > 0):
+        return _in_float32(op, grad, float(other))
     return grad * other if op is np.multiply else grad / other
 
 
 _NUMBERS = (float, int)
+
+
+def _half_product(op, self, a, b, other):
+    """``op(a, b)`` (mul or div) where the promoted ``a`` is float16: a 0-d ``other`` beside a ``self`` with
+    dimensions is read as a number, in float32, as PyTorch's CPU mul and div kernels read it (:func:`_in_float32`;
+    NumPy would cast it to float16 first)."""
+    if getattr(other, "ndim", 1) == 0 and self.ndim > 0:
+        return _in_float32(op, a, float(other))
+    return as_array(op(a, b))
 
 
 def _add(self, other, alpha=1):
@@ -1245,7 +1255,7 @@ def _mul(self, other):
     if other.__class__ in _NUMBERS and self.dtype.kind == "f":  # prep's result, without the call (float16: in float32)
         return self * other if self.dtype.char != "e" else _in_float32(np.multiply, self, other)
     a, b = prep(self, other)
-    return a * b
+    return a * b if a.dtype.char != "e" else _half_product(np.multiply, self, a, b, other)
 
 
 def _div(self, other):
@@ -1256,7 +1266,7 @@ def _div(self, other):
         ft = _dtype.get_default_dtype().np  # true division of integers gives the default float dtype
         a = a.astype(ft)
         b = b.astype(ft) if hasattr(b, "astype") else ft.type(b)
-    return as_array(a / b)
+    return as_array(a / b) if a.dtype.char != "e" else _half_product(np.true_divide, self, a, b, other)
 
 
 add_spec = defop(
@@ -1289,7 +1299,7 @@ mul_spec = defop(
     _mul,
     inputs=("self", "other"),
     self=lambda F, grad, other: (
-        grad * other if other.__class__ not in _NUMBERS else _half_formula(np.multiply, F, grad, other)
+        grad * other if getattr(other, "ndim", 0) else _half_formula(np.multiply, F, grad, other)
     ),
     other=lambda F, grad, self: grad * self,
 )
@@ -1298,7 +1308,7 @@ div_spec = defop(
     _div,
     inputs=("self", "other"),
     self=lambda F, grad, other: (
-        grad / other if other.__class__ not in _NUMBERS else _half_formula(np.true_divide, F, grad, other)
+        grad / other if getattr(other, "ndim", 0) else _half_formula(np.true_divide, F, grad, other)
     ),
     other=lambda F, grad, self, other: -grad * ((self / other) / other),
 )

@@ -166,13 +166,22 @@ HALF_WITH_NUMBERS = {
     "x * 100000 * 1e-5": lambda x: x * 100000 * 1e-5,
     "x + 0.1 - 0.3": lambda x: x + 0.1 - 0.3,
     "0.3 - x": lambda x: 0.3 - x,
+    "x * 0-d float32": lambda x: x * x.new_tensor(0.1, dtype=_lib(x).float32),
+    "x / 0-d float64": lambda x: x / x.new_tensor(0.3, dtype=_lib(x).float64),
+    "0-d float32 * x": lambda x: x.new_tensor(0.1, dtype=_lib(x).float32) * x,
+    "x * 0-d int64": lambda x: x * x.new_tensor(100000, dtype=_lib(x).int64) * 1e-5,
 }
+
+
+def _lib(x):
+    return leafkit if isinstance(x, leafkit.Tensor) else torch
 
 
 @pytest.mark.parametrize("name", HALF_WITH_NUMBERS)
 def test_float16_with_a_python_number_bit_for_bit(name):
-    """A float16 tensor times or over a Python number: PyTorch's CPU kernels take the number in float32 and round
-    the product once (NumPy would round 0.1 to float16 first, and 100000 to inf); the gradient alike."""
+    """A float16 tensor times or over a Python number (or a 0-d tensor on the right): PyTorch's CPU kernels take the
+    number in float32 and round the product once (NumPy would round 0.1 to float16 first, and 100000 to inf); the
+    gradient alike."""
     values = np.random.default_rng(0).standard_normal(64).astype(np.float16)
     got = {}
     for lib in (leafkit, torch):
