@@ -1197,16 +1197,17 @@ def _in_float32(op, a, b):
     return as_array(op(a.astype(np.float32), b).astype(np.float16))
 
 
-def _half_formula(op, F, grad, other):
-    """``op(grad, other)`` in mul's and div's formulas for a number or 0-d ``other``: a float16 array gradient
-    computed in float32 and rounded once, as the forward does (:func:`_in_float32`, :func:`_half_product`; in a
-    recorded pass the op itself does that)."""
-    if not F.records and grad.dtype.char == "e" and (other.__class__ in _NUMBERS or grad.ndim > 0):
+def _half_formula(op, grad, other):
+    """``op(grad, other)`` in mul's and div's formulas for a float16 array gradient in a plain pass: a number, or a
+    0-d ``other`` beside a gradient with dimensions, in float32 and rounded once, as the forward does
+    (:func:`_in_float32`, :func:`_half_product`)."""
+    if other.__class__ in _NUMBERS or (grad.ndim > 0 and getattr(other, "ndim", 1) == 0):
         return _in_float32(op, grad, float(other))
-    return grad * other if op is np.multiply else grad / other
+    return op(grad, other)
 
 
 _NUMBERS = (float, int)
+_F16 = np.dtype(np.float16)  # (NumPy's dtypes are one object each: an array of float16 has this one)
 
 
 def _half_product(op, self, a, b, other):
@@ -1253,20 +1254,20 @@ def _sub(self, other, alpha=1):
 
 def _mul(self, other):
     if other.__class__ in _NUMBERS and self.dtype.kind == "f":  # prep's result, without the call (float16: in float32)
-        return self * other if self.dtype.char != "e" else _in_float32(np.multiply, self, other)
+        return self * other if self.dtype is not _F16 else _in_float32(np.multiply, self, other)
     a, b = prep(self, other)
-    return a * b if a.dtype.char != "e" else _half_product(np.multiply, self, a, b, other)
+    return a * b if a.dtype is not _F16 else _half_product(np.multiply, self, a, b, other)
 
 
 def _div(self, other):
-    if other.__class__ in _NUMBERS and self.dtype.char == "e":
+    if self.dtype is _F16 and other.__class__ in _NUMBERS:
         return _in_float32(np.true_divide, self, other)
     a, b = prep(self, other)
     if a.dtype.kind in "biu" and getattr(b, "dtype", np.dtype("i8")).kind in "biu" and not isinstance(b, float):
         ft = _dtype.get_default_dtype().np  # true division of integers gives the default float dtype
         a = a.astype(ft)
         b = b.astype(ft) if hasattr(b, "astype") else ft.type(b)
-    return as_array(a / b) if a.dtype.char != "e" else _half_product(np.true_divide, self, a, b, other)
+    return as_array(a / b) if a.dtype is not _F16 else _half_product(np.true_divide, self, a, b, other)
 
 
 add_spec = defop(
@@ -1298,18 +1299,14 @@ mul_spec = defop(
     "mul",
     _mul,
     inputs=("self", "other"),
-    self=lambda F, grad, other: (
-        grad * other if getattr(other, "ndim", 0) else _half_formula(np.multiply, F, grad, other)
-    ),
+    self=lambda F, grad, other: grad * other if grad.dtype is not _F16 else _half_formula(np.multiply, grad, other),
     other=lambda F, grad, self: grad * self,
 )
 div_spec = defop(
     "div",
     _div,
     inputs=("self", "other"),
-    self=lambda F, grad, other: (
-        grad / other if getattr(other, "ndim", 0) else _half_formula(np.true_divide, F, grad, other)
-    ),
+    self=lambda F, grad, other: grad / other if grad.dtype is not _F16 else _half_formula(np.true_divide, grad, other),
     other=lambda F, grad, self, other: -grad * ((self / other) / other),
 )
 
