@@ -1220,9 +1220,7 @@ def _sub(self, other, alpha=1):
 
 
 def _mul(self, other):
-    if other.__class__ is float and self.dtype.kind == "f":  # prep's first case, without the call
-        return self * other
-    a, b = prep(self, other)
+    a, b = (self, other) if other.__class__ is float and self.dtype.kind == "f" else prep(self, other)
     return a * b
 
 
