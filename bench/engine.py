@@ -5,16 +5,19 @@ W2  20 elementwise ops on 1,000,000-element float32 tensors, forward+backward
 W4  forward+backward of chains of 25,000 / 50,000 / 100,000 ops (time must grow linearly)
 
 Every library runs the same workload (``bench/peers.py``) in the same process,
-in turn, round after round (the order turning every round); each time is the
-median over the rounds (9 by default) after a warm-up run.  PyTorch runs on one
-thread, as do the others (NumPy's elementwise kernels are single-threaded).  The
-ratio column is the median over the rounds of the time over PyTorch's time in
-the same round: a shared machine's speed drifts over seconds, and neighbours in
-time see the same machine.  Targets (issue 15): W1 <= 1.0x; W2 and W4 no slower than
-before (the verdict column checks W2 <= 1.0x and W4 <= 1.2x at every length,
-and linear growth), ahead of the peers.  ``LEAFKIT_FAST=0 python bench/engine.py``
-times leafkit's reference path instead (the first line says which ran).  Each library's gradients are checked against
-PyTorch's (or leafkit's) before any timing is reported.
+in turn, round after round, the order turning every round (9 rounds by
+default).  In a round, each library runs once to warm up, then once more and
+is timed (a library whose run takes under 50 ms: five more runs back to back,
+and their median counts).  Each time shown is the median over the rounds.
+PyTorch runs on one thread, as do the others (NumPy's elementwise kernels are
+single-threaded).  The ratio column is the median over the rounds of the time
+over PyTorch's time in the same round: a shared machine's speed drifts over
+seconds, and neighbours in time see the same machine.  Targets (issue 15):
+W1 <= 1.0x; W2 and W4 no slower than before (the verdict column checks W2 <=
+1.0x and W4 <= 1.2x at every length, and linear growth), ahead of the peers.
+``LEAFKIT_FAST=0 python bench/engine.py`` times leafkit's reference path
+instead (the first line says which ran).  Each library's gradients are checked
+against PyTorch's (or leafkit's) before any timing is reported.
 
 Run: ``python bench/engine.py`` (``--repeat N``, ``--only w1 w2 w4``).
 W3 (the digits MLP) is in ``bench/train.py``.
@@ -59,12 +62,14 @@ def _same(a, b):
 
 def measure(name, builders, repeat):
     """Time one workload on every library, rounds interleaved; returns {library: seconds} (None: failed)."""
-    runs = {}
+    runs, inner = {}, {}
     reference = None
     for lib, build in builders.items():
         try:
             run = build()
+            t0 = time.perf_counter()
             out = run()
+            first = time.perf_counter() - t0
         except (RecursionError, MemoryError, RuntimeError) as e:  # a peer that cannot run it is reported, not timed
             print(f"    {name}: {lib} failed ({type(e).__name__}: {str(e)[:60]})", file=sys.stderr)
             continue
@@ -73,11 +78,12 @@ def measure(name, builders, repeat):
         elif not _same(out, reference):
             raise AssertionError(f"{name}: {lib} computed different gradients")
         runs[lib] = run
+        inner[lib] = 5 if first < 0.05 else 1  # a short workload: the median of 5 runs back to back per round
     times = {lib: [] for lib in runs}
     order = list(runs)
     for k in range(repeat):
         for lib in order[k % len(order) :] + order[: k % len(order)]:  # the order turns every round
-            times[lib].append(timeit(runs[lib], 1))
+            times[lib].append(timeit(runs[lib], inner[lib]))
     return times
 
 

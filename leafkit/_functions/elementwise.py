@@ -1211,10 +1211,10 @@ _F16 = np.dtype(np.float16)  # (NumPy's dtypes are one object each: an array of 
 
 
 def _half_product(op, self, a, b, other):
-    """``op(a, b)`` (mul or div) where the promoted ``a`` is float16: a 0-d ``other`` beside a ``self`` with
-    dimensions is read as a number, in float32, as PyTorch's CPU mul and div kernels read it (:func:`_in_float32`;
-    NumPy would cast it to float16 first)."""
-    if getattr(other, "ndim", 1) == 0 and self.ndim > 0:
+    """``op(a, b)`` (mul or div) where the promoted ``a`` is float16: a Python number, or a 0-d ``other`` beside a
+    ``self`` with dimensions, is read as a number, in float32, as PyTorch's CPU mul and div kernels read it
+    (:func:`_in_float32`; NumPy would cast it to float16 first)."""
+    if other.__class__ in _NUMBERS or (getattr(other, "ndim", 1) == 0 and self.ndim > 0):
         return _in_float32(op, a, float(other))
     return as_array(op(a, b))
 
@@ -1253,9 +1253,7 @@ def _sub(self, other, alpha=1):
 
 
 def _mul(self, other):
-    if other.__class__ in _NUMBERS and self.dtype.kind == "f":  # prep's result, without the call (float16: in float32)
-        return self * other if self.dtype is not _F16 else _in_float32(np.multiply, self, other)
-    a, b = prep(self, other)
+    a, b = (self, other) if other.__class__ in _NUMBERS and self.dtype.kind == "f" else prep(self, other)
     return a * b if a.dtype is not _F16 else _half_product(np.multiply, self, a, b, other)
 
 
