@@ -195,6 +195,41 @@ def _apply(spec, args):
     return _plain(spec, args, out, dev, need)
 
 
+def _forward_lines(spec, xs):
+    """The lines of a written-out apply or recorder that run the forward on the arrays ``xs`` (source text), its
+    attributes passed on when given, into ``out``: :func:`._base.quiet`'s wrapper written out, or the forward as it
+    is when something else wraps it (the profiler's timer).  The names they read: :func:`_forward_names`."""
+
+    def call(f):
+        if len(spec.params) == spec.n_in:
+            return f"{f}({xs})"
+        return f"{f}({xs}) if len(args) == {spec.n_in} else {f}({xs}, *args[{spec.n_in}:])"
+
+    return [
+        "    fw = spec.forward",
+        "    if fw is WRAPPED:  # _base.quiet's wrapper, written out",
+        "        token = enter(QUIET)",
+        "        try:",
+        f"            out = {call('RAW')}",
+        "        finally:",
+        "            leave(token)",
+        "    else:",
+        f"        out = {call('fw')}",
+    ]
+
+
+def _forward_names(spec) -> dict:
+    """The names :func:`_forward_lines` reads, for ``spec``'s forward as it is now."""
+    fw = spec.forward
+    return {
+        "WRAPPED": fw if _is_quiet(fw) else _MISSING,
+        "RAW": getattr(fw, "__wrapped__", None),
+        "enter": getattr(_FP_STATE, "set", None),
+        "leave": getattr(_FP_STATE, "reset", None),
+        "QUIET": _base._QUIET,
+    }
+
+
 def _compile_apply(spec):
     """:func:`_apply` written out for one op with a fixed number of inputs: the loop over the inputs unrolled, the
     forward's ``np.errstate`` wrapper written out, and the op's recorder (:func:`_compile_record`) called
@@ -232,24 +267,11 @@ def _compile_apply(spec):
             "    else:",
             f"        x{i} = a",
         ]
-    xs = ", ".join(f"x{i}" for i in range(n))
-
-    def call(f):  # the forward's call: the attributes passed on when given
-        return f"{f}({xs}) if len(args) == {n} else {f}({xs}, *args[{n}:])"
-
     lines += [
         "    record = need and state.enabled",
         "    if record and inference:",
         "        check_saved(spec, args)",
-        "    fw = spec.forward",
-        "    if fw is WRAPPED:  # _base.quiet's wrapper, written out",
-        "        token = enter(QUIET)",
-        "        try:",
-        f"            out = {call('RAW')}",
-        "        finally:",
-        "            leave(token)",
-        "    else:",
-        f"        out = {call('fw')}",
+        *_forward_lines(spec, ", ".join(f"x{i}" for i in range(n))),
     ]
     if spec.device_from is not None:
         lines.append(f"    dev = args[{spec.device_from}]")
@@ -258,7 +280,6 @@ def _compile_apply(spec):
         "        return rec(spec, args, out, dev)",
         "    return plain(spec, args, out, dev, need)",
     ]
-    fw = spec.forward
     rec = spec.__dict__.get("_fast_record")
     if rec is None:
         rec = spec._fast_record = _compile_record(spec) or _record_any
@@ -273,11 +294,7 @@ def _compile_apply(spec):
         "check_saved": _check_saved_inputs,
         "rec": rec,
         "plain": _plain,
-        "WRAPPED": fw if _is_quiet(fw) else _MISSING,
-        "RAW": getattr(fw, "__wrapped__", None),
-        "enter": getattr(_FP_STATE, "set", None),
-        "leave": getattr(_FP_STATE, "reset", None),
-        "QUIET": _base._QUIET,
+        **_forward_names(spec),
     }
     return _define(lines, ns, spec, "apply")
 
@@ -445,23 +462,8 @@ def _simple_forward(spec, two):
         ]
     else:
         lines += ["    qa = need = a._requires_grad", "    x = a._data"]
-    x_args = "x, y" if two else "x"
-
-    def call(f):  # the forward's call: its attributes passed on when the op has any and they were given
-        if len(spec.params) == spec.n_in:
-            return f"{f}({x_args})"
-        return f"{f}({x_args}) if len(args) == {spec.n_in} else {f}({x_args}, *args[{spec.n_in}:])"
-
     return lines + [
-        "    fw = spec.forward",
-        "    if fw is WRAPPED:  # _base.quiet's wrapper, written out",
-        "        token = enter(QUIET)",
-        "        try:",
-        f"            out = {call('RAW')}",
-        "        finally:",
-        "            leave(token)",
-        "    else:",
-        f"        out = {call('fw')}",
+        *_forward_lines(spec, "x, y" if two else "x"),
         "    dev = a._device",
         "    if out.__class__ is not ND:",
         "        return finish(spec, args, out, dev, need)",
@@ -550,7 +552,6 @@ def _simple_node(two, first):
 
 def _exec_simple(spec, lines, ns):
     """The function :func:`_compile_simple` wrote for ``spec``, with the names its code reads."""
-    fw = spec.forward
     ns |= {
         "spec": spec,
         "record": _record,
@@ -571,11 +572,7 @@ def _exec_simple(spec, lines, ns):
         "NRS1": _NRS1,
         "NO_META1": _NO_META1,
         "NO_META2": _NO_META2,
-        "WRAPPED": fw if _is_quiet(fw) else _MISSING,
-        "RAW": getattr(fw, "__wrapped__", None),
-        "enter": getattr(_base._FP_STATE, "set", None),
-        "leave": getattr(_base._FP_STATE, "reset", None),
-        "QUIET": _base._QUIET,
+        **_forward_names(spec),
     }
     return _define(lines, ns, spec, "recorder")
 
